@@ -1,0 +1,99 @@
+#include "dissector/icrc.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace roceconf {
+
+namespace {
+
+constexpr std::size_t kLrhSize = 8;
+constexpr std::size_t kMaxMaskedPrefix = kLrhSize + 60 + 8 + 40 + 12;  // LRH+IPv4 opts+UDP/GRH+BTH
+
+void mask_ip6_style(std::uint8_t* h) {  // IPv6 header or GRH
+  h[0] |= 0x0F;                        // low nibble of traffic class
+  h[1] = h[2] = h[3] = 0xFF;           // rest of traffic class, flow label
+  h[7] = 0xFF;                         // hop limit
+}
+
+std::uint32_t crc(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
+  // zlib takes uInt lengths; frames are far below 4 GiB, but stay correct anyway.
+  while (n > 0) {
+    const auto chunk = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
+    c = static_cast<std::uint32_t>(::crc32(c, p, chunk));
+    p += chunk;
+    n -= chunk;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::uint32_t compute_icrc(Bytes data, IcrcFraming framing, std::size_t bth_offset) {
+  const std::size_t prefix = bth_offset + 12;  // everything that carries masked fields
+  if (prefix > data.size() || prefix > kMaxMaskedPrefix - kLrhSize) return 0;
+
+  std::array<std::uint8_t, kMaxMaskedPrefix> buf;
+  std::size_t start = 0;  // where the copied headers begin in buf
+  std::uint8_t* h = buf.data() + kLrhSize;
+  std::memcpy(h, data.data(), prefix);
+
+  switch (framing) {
+    case IcrcFraming::kRoceV2Ipv4: {
+      std::memset(buf.data(), 0xFF, kLrhSize);
+      const std::size_t ihl = std::size_t{static_cast<std::uint8_t>(h[0] & 0x0F)} * 4;
+      if (ihl < 20 || ihl + 8 + 12 > prefix) return 0;
+      h[1] = 0xFF;              // TOS
+      h[8] = 0xFF;              // TTL
+      h[10] = h[11] = 0xFF;     // header checksum
+      h[ihl + 6] = h[ihl + 7] = 0xFF;  // UDP checksum
+      break;
+    }
+    case IcrcFraming::kRoceV2Ipv6:
+      std::memset(buf.data(), 0xFF, kLrhSize);
+      if (prefix < 40 + 8 + 12) return 0;
+      mask_ip6_style(h);
+      h[46] = h[47] = 0xFF;  // UDP checksum
+      break;
+    case IcrcFraming::kRoceV1:
+      std::memset(buf.data(), 0xFF, kLrhSize);
+      if (prefix < 40 + 12) return 0;
+      mask_ip6_style(h);
+      break;
+    case IcrcFraming::kIbGlobal:
+      if (prefix < kLrhSize + 40 + 12) return 0;
+      std::memset(h, 0xFF, kLrhSize);
+      mask_ip6_style(h + kLrhSize);
+      start = kLrhSize;
+      break;
+    case IcrcFraming::kIbLocal:
+      if (prefix < kLrhSize + 12) return 0;
+      h[0] |= 0xF0;  // VL
+      start = kLrhSize;
+      break;
+  }
+  h[bth_offset + 4] = 0xFF;  // FECN, BECN, Resv6a
+
+  std::uint32_t c = crc(0, buf.data() + start, kLrhSize - start + prefix);
+  return crc(c, data.data() + prefix, data.size() - prefix);
+}
+
+std::uint16_t compute_vcrc(Bytes data) {
+  static constexpr auto kTable = [] {
+    std::array<std::uint16_t, 256> t{};
+    for (unsigned i = 0; i < 256; ++i) {
+      std::uint16_t c = static_cast<std::uint16_t>(i);
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? static_cast<std::uint16_t>((c >> 1) ^ 0xD008) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint16_t c = 0xFFFF;
+  for (std::uint8_t b : data) c = static_cast<std::uint16_t>((c >> 8) ^ kTable[(c ^ b) & 0xFF]);
+  return static_cast<std::uint16_t>(c ^ 0xFFFF);
+}
+
+}  // namespace roceconf
