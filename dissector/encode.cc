@@ -46,18 +46,16 @@ void encode_into(std::vector<std::uint8_t>& out, const Packet& p, const EncodeOp
   // Link and network headers.
   if (!ib && o.link != LinkType::kRaw) {
     Ethernet eth = p.eth.value_or(Ethernet{});
-    std::uint16_t inner = v1 ? ethertype::kRoceV1 : (v2_ipv6 ? ethertype::kIpv6 : ethertype::kIpv4);
-    if (!p.vlans.empty()) {
-      eth.type = o.fill_lengths ? p.vlans.front().tpid : eth.type;
-      put(out, eth);
-      for (std::size_t i = 0; i < p.vlans.size(); ++i) {
-        Vlan v = p.vlans[i];
-        if (o.fill_lengths) v.type = i + 1 < p.vlans.size() ? p.vlans[i + 1].tpid : inner;
-        put(out, v);
-      }
-    } else {
-      if (o.fill_lengths) eth.type = inner;
-      put(out, eth);
+    const std::uint16_t inner =
+        v1 ? ethertype::kRoceV1 : (v2_ipv6 ? ethertype::kIpv6 : ethertype::kIpv4);
+    // Types follow the framing unless the caller gave them and asked to keep them.
+    const bool fill_types = o.fill_lengths || !p.eth;
+    if (fill_types) eth.type = p.vlans.empty() ? inner : p.vlans.front().tpid;
+    put(out, eth);
+    for (std::size_t i = 0; i < p.vlans.size(); ++i) {
+      Vlan v = p.vlans[i];
+      if (fill_types) v.type = i + 1 < p.vlans.size() ? p.vlans[i + 1].tpid : inner;
+      put(out, v);
     }
   }
   const std::size_t net = out.size();
