@@ -243,7 +243,8 @@ class Decoder {
       add(FindingCode::kLrhLength, Layer::kLrh, off + 4,
           "LRH packet length {} words ({} bytes) disagrees with the {} bytes captured", l.pkt_len,
           covered, avail);
-      if (covered < avail) has_vcrc = covered + kVcrcSize <= avail;
+      // A PktLen below the LRH itself does not say where the VCRC is: don't read one.
+      if (covered < avail) has_vcrc = covered >= Lrh::kSize && covered + kVcrcSize <= avail;
     }
     if (covered >= Lrh::kSize && covered <= avail) end = off + covered;
     if (has_vcrc) {

@@ -1,6 +1,6 @@
 #include "dissector/icrc.h"
 
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 #include <algorithm>
 #include <array>
@@ -19,15 +19,10 @@ void mask_ip6_style(std::uint8_t* h) {  // IPv6 header or GRH
   h[7] = 0xFF;                         // hop limit
 }
 
+// ISA-L's gzip CRC-32 has zlib's crc32() semantics (reflected 0xEDB88320, pre- and
+// post-inverted, chainable) and is several times faster on short buffers.
 std::uint32_t crc(std::uint32_t c, const std::uint8_t* p, std::size_t n) {
-  // zlib takes uInt lengths; frames are far below 4 GiB, but stay correct anyway.
-  while (n > 0) {
-    const auto chunk = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
-    c = static_cast<std::uint32_t>(::crc32(c, p, chunk));
-    p += chunk;
-    n -= chunk;
-  }
-  return c;
+  return crc32_gzip_refl(c, p, n);
 }
 
 }  // namespace

@@ -1,0 +1,144 @@
+#include "capture/pcap_reader.h"
+
+#include <pcap/pcap.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace roceconf {
+
+namespace {
+
+// libpcap phrases that we reword: they name neither the file nor what went wrong plainly.
+constexpr std::size_t kReadBufferSize = 1 << 20;
+
+constexpr std::string_view kUnknownFormat = "unknown file format";
+constexpr std::string_view kTruncatedPrefixes[] = {"truncated dump file; ",
+                                                   "truncated pcapng dump file; "};
+
+std::string open_error(const std::string& path, std::string_view why) {
+  if (why == kUnknownFormat)
+    return fmt::format("'{}' is not a pcap or pcapng capture (bad magic)", path);
+  for (std::string_view prefix : kTruncatedPrefixes)
+    if (why.starts_with(prefix))
+      return fmt::format("'{}' is truncated inside its file header ({})", path,
+                         why.substr(prefix.size()));
+  return fmt::format("'{}' is not a readable capture: {}", path, why);
+}
+
+std::string read_error(const std::string& path, std::uint64_t frames, std::string_view why) {
+  for (std::string_view prefix : kTruncatedPrefixes)
+    if (why.starts_with(prefix))
+      return fmt::format("'{}' is truncated after frame {}: {}", path, frames,
+                         why.substr(prefix.size()));
+  return fmt::format("'{}' is corrupt after frame {}: {}", path, frames, why);
+}
+
+std::string link_type_name(int dlt) {
+  const char* name = pcap_datalink_val_to_name(dlt);
+  return name ? std::string(name) : fmt::format("DLT {}", dlt);
+}
+
+}  // namespace
+
+std::optional<LinkType> link_type_from_dlt(int dlt) {
+  switch (dlt) {
+    case DLT_EN10MB:
+      return LinkType::kEthernet;
+    case DLT_RAW:
+    case DLT_IPV4:
+    case DLT_IPV6:
+      return LinkType::kRaw;  // the decoder tells IPv4 from IPv6 by the version nibble
+    case DLT_LINUX_SLL:
+      return LinkType::kLinuxSll;
+    case DLT_LINUX_SLL2:
+      return LinkType::kLinuxSll2;
+    case DLT_ERF:
+      return LinkType::kErf;
+    case DLT_INFINIBAND:
+      return LinkType::kInfiniBand;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::expected<PcapReader, std::string> PcapReader::open(const std::string& path) {
+  // fopen ourselves: libpcap's own message for a missing file does not say "cannot open".
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return std::unexpected(fmt::format("cannot open '{}': {}", path, std::strerror(EISDIR)));
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr)
+    return std::unexpected(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  // libpcap freads each record header and body separately: a large buffer saves most syscalls.
+  std::setvbuf(file, nullptr, _IOFBF, kReadBufferSize);
+  if (st.st_size == 0) {
+    std::fclose(file);
+    return std::unexpected(fmt::format("'{}' is empty, not a pcap or pcapng capture", path));
+  }
+
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* handle =
+      pcap_fopen_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (handle == nullptr) {
+    std::fclose(file);  // on failure libpcap leaves the stream to us
+    return std::unexpected(open_error(path, errbuf));
+  }
+  const int dlt = pcap_datalink(handle);
+  const std::optional<LinkType> link = link_type_from_dlt(dlt);
+  if (!link) {
+    pcap_close(handle);
+    return std::unexpected(fmt::format(
+        "'{}' has link type {} ({}), which roceconf cannot decode; capture on an Ethernet or "
+        "InfiniBand interface, or as raw IP, Linux cooked (SLL/SLL2) or ERF",
+        path, link_type_name(dlt), dlt));
+  }
+  return PcapReader(handle, path, *link);
+}
+
+PcapReader::PcapReader(PcapReader&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      path_(std::move(other.path_)),
+      link_(other.link_),
+      frames_(other.frames_) {}
+
+PcapReader& PcapReader::operator=(PcapReader&& other) noexcept {
+  if (this != &other) {
+    if (handle_ != nullptr) pcap_close(handle_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    path_ = std::move(other.path_);
+    link_ = other.link_;
+    frames_ = other.frames_;
+  }
+  return *this;
+}
+
+PcapReader::~PcapReader() {
+  if (handle_ != nullptr) pcap_close(handle_);
+}
+
+std::expected<std::optional<CaptureFrame>, std::string> PcapReader::next() {
+  pcap_pkthdr* header = nullptr;
+  const u_char* data = nullptr;
+  switch (pcap_next_ex(handle_, &header, &data)) {
+    case 1:
+      break;
+    case PCAP_ERROR_BREAK:
+      return std::optional<CaptureFrame>{};
+    default:
+      return std::unexpected(read_error(path_, frames_, pcap_geterr(handle_)));
+  }
+  ++frames_;
+  // Unsigned arithmetic: a nonsense pcapng timestamp wraps instead of overflowing.
+  const std::uint64_t ns = static_cast<std::uint64_t>(header->ts.tv_sec) * 1'000'000'000u +
+                           static_cast<std::uint64_t>(header->ts.tv_usec);
+  return CaptureFrame{Bytes(data, header->caplen), ns, header->len};
+}
+
+}  // namespace roceconf

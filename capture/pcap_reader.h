@@ -1,0 +1,57 @@
+// Reads pcap and pcapng capture files through libpcap, frame by frame, with nanosecond
+// timestamps. Errors are values: one line saying what is wrong with which file.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+
+#include "dissector/bytes.h"
+#include "dissector/packet.h"
+
+struct pcap;  // libpcap's pcap_t, kept out of this header
+
+namespace roceconf {
+
+struct CaptureFrame {
+  Bytes data;                     // the captured bytes; valid until the next call to next()
+  std::uint64_t time_ns = 0;      // since the Unix epoch
+  std::uint32_t orig_length = 0;  // length on the wire (>= data.size() when snapped)
+};
+
+class PcapReader {
+ public:
+  // Opens `path` (pcap or pcapng). Fails for a missing or unreadable file, a file that is not a
+  // capture, or a link type the dissector cannot decode.
+  static std::expected<PcapReader, std::string> open(const std::string& path);
+
+  PcapReader(PcapReader&& other) noexcept;
+  PcapReader& operator=(PcapReader&& other) noexcept;
+  PcapReader(const PcapReader&) = delete;
+  PcapReader& operator=(const PcapReader&) = delete;
+  ~PcapReader();
+
+  // The next frame, nullopt at the end of the file, or an error for a truncated or corrupt
+  // record (frames before it were good).
+  std::expected<std::optional<CaptureFrame>, std::string> next();
+
+  LinkType link_type() const { return link_; }
+  std::uint64_t frames_read() const { return frames_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  PcapReader(pcap* handle, std::string path, LinkType link)
+      : handle_(handle), path_(std::move(path)), link_(link) {}
+
+  pcap* handle_ = nullptr;
+  std::string path_;
+  LinkType link_ = LinkType::kEthernet;
+  std::uint64_t frames_ = 0;
+};
+
+// Maps a libpcap DLT_* value to the dissector's link type; nullopt for link types it cannot
+// decode.
+std::optional<LinkType> link_type_from_dlt(int dlt);
+
+}  // namespace roceconf

@@ -1,0 +1,26 @@
+// Human-readable renderings of a decoded packet: a terse tshark-like one-line summary, and the
+// usual notation for the addresses the field visitor emits.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "dissector/bytes.h"
+#include "dissector/packet.h"
+
+namespace roceconf {
+
+// MAC "02:00:00:00:00:01" (6 bytes), IPv4 "192.0.2.1" (4), IPv6 / GID in RFC 5952 form
+// "2001:db8::1", "::ffff:192.0.2.1" (16); anything else as lowercase hex.
+std::string format_address(Bytes address);
+
+// "RoCEv2", "RoCEv1", "IB"; "none" for frames without RoCE or IB transport.
+std::string_view framing_name(Framing framing);
+
+// One line: addresses, framing, opcode, QP, PSN, key extension headers, CM message, ICRC/VCRC
+// status and finding codes in brackets, e.g.
+//   192.0.2.1 → 192.0.2.2 RoCEv2 RC_ACKNOWLEDGE QP=0x000011 PSN=42 ACK msn=3 ICRC ok
+// `icrc_checked` false says the decoder was told not to verify the ICRC.
+std::string summarize(const Packet& packet, bool icrc_checked = true);
+
+}  // namespace roceconf

@@ -1,0 +1,64 @@
+// Switchable defects of the reference target. Each models one real adapter or software-stack
+// bug and nothing else, so the conformance suite can prove that it catches it.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace roceconf::target {
+
+enum class Quirk : std::uint8_t {
+  kPsnGapAck,                  // a PSN gap is ACKed instead of NAKed (sequence error)
+  kPsnNakRepeat,               // a NAK for every out-of-order packet, not one per gap
+  kAckPsnOffByOne,             // ACKs carry the PSN after the one acknowledged
+  kDupReexecute,               // duplicate SEND/WRITE executed again
+  kMsnStuck,                   // AETH MSN never increments
+  kNakCodeSwap,                // invalid-request and remote-access NAK codes swapped
+  kRnrAsNak,                   // missing receive WQE answered with NAK invalid request, not RNR
+  kMtuUnchecked,               // packets longer/shorter than the PMTU accepted
+  kReadRespSplitWrong,         // READ responses segmented at PMTU - 4 bytes
+  kPkeyUnchecked,              // P_Key never compared
+  kPkeyLimitedMatch,           // two limited members of a partition match
+  kIcrcUnchecked,              // bad ICRC accepted
+  kRejWrongReason,             // REJ for an unknown service ID says "no resources" (3), not 8
+  kTidMismatch,                // CM replies do not echo the request's transaction ID
+  kRtuRequired,                // data before RTU dropped (no half-open connection)
+  kQpnReuse,                   // concurrent REQs answered with one QPN
+  kIllegalTransitionAccepted,  // RESET→RTS allowed
+  kStaleSqOnRts,               // WQEs flushed earlier are sent again on entering RTS
+  kWqePrefetchOverwrite,       // two WQEs under one doorbell: the second overwrites the first
+  kCqOverflowLate,             // CQ overflow reported one completion late, as a QP error
+  kIcrcPadExcluded,            // ICRC computed without the pad bytes
+  kSmallBadIcrcAccepted,       // bad ICRC not caught on frames shorter than 65 bytes
+  kCount,
+};
+
+struct QuirkInfo {
+  Quirk quirk;
+  std::string_view name;  // as given to --quirk
+  std::string_view area;  // the case area that must catch it
+  std::string_view description;
+};
+
+std::span<const QuirkInfo> all_quirks();
+const QuirkInfo& quirk_info(Quirk quirk);
+
+class Quirks {
+ public:
+  Quirks() = default;
+  bool has(Quirk q) const { return bits_.test(static_cast<std::size_t>(q)); }
+  void set(Quirk q, bool on = true) { bits_.set(static_cast<std::size_t>(q), on); }
+  bool none() const { return bits_.none(); }
+  // Enables a quirk by its name; the error lists the valid names.
+  std::expected<void, std::string> enable(std::string_view name);
+  std::string names() const;  // "psn-gap-ack,dup-reexecute" or "none"
+
+ private:
+  std::bitset<static_cast<std::size_t>(Quirk::kCount)> bits_;
+};
+
+}  // namespace roceconf::target
