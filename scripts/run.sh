@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
-build/roceconf decode samples/rc-session.pcap
-build/roceconf decode --stats samples/rc-session.pcap
+build/roceconf decode samples/rc-session.pcapng
+build/roceconf decode --stats samples/rc-session.pcapng
