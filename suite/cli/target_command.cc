@@ -37,13 +37,14 @@ int run_target(const TargetArgs& args) {
   if (!args.mac.empty()) {
     options.mac = parse_mac(args.mac);
     if (!options.mac)
-      return error(kExitUsage, fmt::format("--mac '{}' is not a MAC address (aa:bb:cc:dd:ee:ff)",
-                                           args.mac));
+      return error(kExitUsage,
+                   fmt::format("--mac '{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", args.mac));
   }
   const auto ip = parse_ipv4(args.ip);
   if (!ip)
-    return error(kExitUsage,
-                 fmt::format("--ip '{}' is not an IPv4 address (a.b.c.d, e.g. 192.0.2.2)", args.ip));
+    return error(
+        kExitUsage,
+        fmt::format("--ip '{}' is not an IPv4 address (a.b.c.d, e.g. 192.0.2.2)", args.ip));
   options.ipv4 = *ip;
   for (const std::string& name : args.quirks) {
     if (auto enabled = options.quirks.enable(name); !enabled)
@@ -59,7 +60,8 @@ int run_target(const TargetArgs& args) {
   }
 
   auto daemon = Daemon::open(options);
-  if (!daemon) return error(daemon.error().usage ? kExitUsage : kExitFailure, daemon.error().message);
+  if (!daemon)
+    return error(daemon.error().usage ? kExitUsage : kExitFailure, daemon.error().message);
   fmt::print("{}\n", (*daemon)->describe());
   std::fflush(stdout);
   const auto ran = (*daemon)->run();

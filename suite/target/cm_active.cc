@@ -173,7 +173,7 @@ void CmAgent::on_rep(const CmRep& rep, std::uint64_t now) {
   if (!c || !c->active) return;
   if (!awaiting_rep(c->state)) {
     counters_.rep_duplicates++;
-    // IBA 12.9.5: the REP again after our RTU means the RTU was lost: send it again.
+    // IBA 12.9 state machine: the REP again after our RTU means the RTU was lost: send it again.
     if (c->state == CmState::kEstablished && c->remote_comm_id == rep.local_comm_id &&
         c->remote_ca_guid == rep.local_ca_guid) {
       resend(*c);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,7 +14,7 @@ namespace roceconf::target {
 
 namespace {
 
-// MAD status (IBA 13.4.7): the "invalid field" code sits in bits 4..2.
+// MAD status (IBA 13.4.7, the MAD status field): the "invalid field" code sits in bits 4..2.
 inline constexpr std::uint16_t kMadStatusBadVersion = 1 << 2;
 inline constexpr std::uint16_t kMadStatusUnsupportedMethodAttr = 3 << 2;
 
@@ -72,7 +73,7 @@ std::uint32_t CmAgent::new_comm_id() {
 // ---- sending ---------------------------------------------------------------------------------
 
 std::uint64_t CmAgent::reply_tid(std::uint64_t received_tid) const {
-  // IBA 13.4.6.4: a response carries the request's TransactionID. The tid-mismatch defect
+  // spec-facts §9.2: a response carries the request's TransactionID. The tid-mismatch defect
   // answers with the next one.
   return nic_.quirks().has(Quirk::kTidMismatch) ? received_tid + 1 : received_tid;
 }
@@ -367,8 +368,8 @@ void CmAgent::start_disconnect(CmConnection& c, std::uint64_t now) {
     }
     return;
   }
-  // IBA 12.9.7 / rdma_disconnect(): the QP stops first, then the DREQ goes out, retried as any
-  // request until the DREP comes.
+  // IBA 12.9 (release) / rdma_disconnect(): the QP stops first, then the DREQ goes out, retried as
+  // any request until the DREP comes.
   c.state = CmState::kDreqSent;
   qp_to_error(c.qp_num);
   c.retries_left = c.max_cm_retries;
@@ -450,7 +451,7 @@ void CmAgent::on_mra(const CmMra& mra, std::uint64_t now) {
     return;
   }
   c->state = next;
-  // IBA 12.6.6: the peer needs Service Timeout longer; wait that plus the packet lifetime
+  // MRA (IBA 12.6): the peer needs Service Timeout longer; wait that plus the packet lifetime
   // before the next retry (Linux cm_mra_handler).
   set_deadline(*c,
                now + cm_timeout_ns(mra.service_timeout) + cm_timeout_ns(config_.packet_lifetime));
@@ -461,8 +462,8 @@ void CmAgent::on_dreq(const Packet& p, const CmDreq& dreq, std::uint16_t pkey, s
   CmConnection* c = find(dreq.remote_comm_id);
   if (c && c->remote_comm_id != dreq.local_comm_id) c = nullptr;
   if (!c) {
-    // IBA 12.9.7: a DREQ for a connection we do not know is answered all the same, so the peer
-    // can finish its release (Linux cm_issue_drep).
+    // IBA 12.9 (release): a DREQ for a connection we do not know is answered all the same, so the
+    // peer can finish its release (Linux cm_issue_drep).
     counters_.dreq_duplicates++;
     CmDrep drep;
     drep.local_comm_id = dreq.remote_comm_id;

@@ -13,8 +13,8 @@
 
 namespace roceconf::target {
 
-// The states of IBA 12.9.5-12.9.7 that this agent passes through (Linux enum ib_cm_state names).
-// REQ_RCVD and REP_RCVD are never observable: the agent answers within the same call.
+// The states of the IBA 12.9 state machine that this agent passes through (Linux enum ib_cm_state
+// names). REQ_RCVD and REP_RCVD are never observable: the agent answers within the same call.
 enum class CmState : std::uint8_t {
   kReqSent,      // active: REQ sent, waiting for REP
   kMraReqRcvd,   // active: the peer asked for more time to answer the REQ
@@ -55,7 +55,7 @@ constexpr std::uint64_t cm_timeout_ns(std::uint8_t t) {
 }
 
 // The local ACK timeout of a QP from the peer's target ACK delay and the packet lifetime of the
-// path (IBA 12.7.34; the rule of Linux cm_ack_timeout): about the larger of the two, plus one.
+// path (the rule of Linux cm_ack_timeout): about the larger of the two, plus one.
 constexpr std::uint8_t cm_ack_timeout(std::uint8_t ca_ack_delay, std::uint8_t packet_lifetime) {
   int t = packet_lifetime + 1;
   if (t >= ca_ack_delay) {

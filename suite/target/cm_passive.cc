@@ -3,6 +3,7 @@
 // QP's INIT and RTR transitions from the REQ, the REP, establishment on RTU or on the first
 // packet in RTR, and SIDR.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "suite/target/cm_agent.h"
@@ -12,7 +13,8 @@ namespace roceconf::target {
 
 namespace {
 
-// IBA 12.6.8 REP FailoverAccepted: 1 = failover not supported (RoCE has no alternate paths).
+// REP FailoverAccepted (IBA 12.6, Table 110): 1 = failover not supported (RoCE has no alternate
+// paths).
 inline constexpr std::uint8_t kFailoverNotSupported = 1;
 
 Gid source_gid(const Packet& p) {
@@ -258,7 +260,8 @@ void CmAgent::on_rtu(const CmRtu& rtu, std::uint64_t now) {
 
 void CmAgent::on_comm_est(std::uint32_t qp_num, std::uint64_t now_ns) {
   // The responder raised Communication Established for the first packet on a QP in RTR
-  // (IBA 11.6.3.1); the CM takes it as the RTU it may have lost (IBA 12.9.6, ib_cm_notify).
+  // (IBA ch. 11 asynchronous events); the CM takes it as the RTU it may have lost (IBA 12.9,
+  // Linux ib_cm_notify).
   const Qp* qp = nic_.device().qp(qp_num);
   if (!qp || qp->state() != QpState::kRtr) return;
   // The rtu-required defect: data before the RTU does not establish the connection.

@@ -209,18 +209,20 @@ std::uint32_t parse_flags(const Fields& f, std::string_view key,
                           const std::array<FlagName, N>& table) {
   if (!f.has(key)) return 0;
   const json& v = f.at(key);
-  if (!v.is_array()) return static_cast<std::uint32_t>(Fields::to_unsigned(v, f.path(key), UINT32_MAX));
+  if (!v.is_array())
+    return static_cast<std::uint32_t>(Fields::to_unsigned(v, f.path(key), UINT32_MAX));
   std::uint32_t flags = 0;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const json& name = v[i];
-    const auto it = name.is_string() ? std::find_if(table.begin(), table.end(),
-                                                    [&](const FlagName& fl) {
-                                                      return fl.name == name.get<std::string>();
-                                                    })
-                                     : table.end();
+    const auto it =
+        name.is_string()
+            ? std::find_if(table.begin(), table.end(),
+                           [&](const FlagName& fl) { return fl.name == name.get<std::string>(); })
+            : table.end();
     if (it == table.end()) {
       std::string known;
-      for (const FlagName& fl : table) known += fmt::format("{}{}", known.empty() ? "" : ", ", fl.name);
+      for (const FlagName& fl : table)
+        known += fmt::format("{}{}", known.empty() ? "" : ", ", fl.name);
       fail("{}[{}]: {} is not a flag name (known: {})", f.path(key), i, shown(name), known);
     }
     flags |= it->bit;
@@ -246,16 +248,11 @@ QpState parse_state(const Fields& f, std::string_view key) {
 // ---- JSON forms of the verbs structures ------------------------------------------------------
 
 json av_json(const AddressVector& av) {
-  return {{"dgid", format_gid(av.dgid)},
-          {"flow_label", av.flow_label},
-          {"sgid_index", av.sgid_index},
-          {"hop_limit", av.hop_limit},
-          {"traffic_class", av.traffic_class},
-          {"sl", av.sl},
-          {"port_num", av.port_num},
-          {"static_rate", av.static_rate},
-          {"dmac", format_mac(av.dmac)},
-          {"udp_sport", av.udp_sport}};
+  return {{"dgid", format_gid(av.dgid)},       {"flow_label", av.flow_label},
+          {"sgid_index", av.sgid_index},       {"hop_limit", av.hop_limit},
+          {"traffic_class", av.traffic_class}, {"sl", av.sl},
+          {"port_num", av.port_num},           {"static_rate", av.static_rate},
+          {"dmac", format_mac(av.dmac)},       {"udp_sport", av.udp_sport}};
 }
 
 AddressVector parse_av(const json& v, const std::string& where) {
@@ -334,10 +331,29 @@ json qp_attr_json(const QpAttr& a) {
 // The attributes present in `v` and the mask they make (ibv_modify_qp's attr and attr_mask).
 std::pair<QpAttr, QpAttrMask> parse_qp_attr(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"qp_state", "cur_qp_state", "en_sqd_async_notify", "qp_access_flags", "pkey_index",
-          "port_num", "qkey", "ah_attr", "path_mtu", "timeout", "retry_cnt", "rnr_retry", "rq_psn",
-          "max_rd_atomic", "alt_ah_attr", "alt_pkey_index", "alt_port_num", "alt_timeout",
-          "min_rnr_timer", "sq_psn", "max_dest_rd_atomic", "path_mig_state", "cap",
+  f.only({"qp_state",
+          "cur_qp_state",
+          "en_sqd_async_notify",
+          "qp_access_flags",
+          "pkey_index",
+          "port_num",
+          "qkey",
+          "ah_attr",
+          "path_mtu",
+          "timeout",
+          "retry_cnt",
+          "rnr_retry",
+          "rq_psn",
+          "max_rd_atomic",
+          "alt_ah_attr",
+          "alt_pkey_index",
+          "alt_port_num",
+          "alt_timeout",
+          "min_rnr_timer",
+          "sq_psn",
+          "max_dest_rd_atomic",
+          "path_mig_state",
+          "cap",
           "dest_qp_num"});
   QpAttr a;
   QpAttrMask mask = 0;
@@ -384,16 +400,16 @@ std::vector<Sge> parse_sg_list(const Fields& f) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Fields s(list[i], fmt::format("{}[{}]", f.path("sg_list"), i));
     s.only({"addr", "length", "lkey"});
-    out.push_back(Sge{.addr = s.u("addr", UINT64_MAX), .length = s.u32("length"),
-                      .lkey = s.u32("lkey")});
+    out.push_back(
+        Sge{.addr = s.u("addr", UINT64_MAX), .length = s.u32("length"), .lkey = s.u32("lkey")});
   }
   return out;
 }
 
 SendWr parse_send_wr(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"wr_id", "opcode", "send_flags", "sg_list", "inline_data", "imm_data",
-          "invalidate_rkey", "rdma", "atomic", "ud"});
+  f.only({"wr_id", "opcode", "send_flags", "sg_list", "inline_data", "imm_data", "invalidate_rkey",
+          "rdma", "atomic", "ud"});
   SendWr wr;
   wr.wr_id = f.u("wr_id", UINT64_MAX, 0);
   const std::string opcode = f.text("opcode");
@@ -474,12 +490,12 @@ class Ops {
     json gids = json::array();
     for (std::uint32_t i = 0; i < port.gid_table.size(); ++i) {
       if (const GidEntry* e = port.gid_table.at(i))
-        gids.push_back({{"index", i},
-                        {"gid", format_gid(e->gid)},
-                        {"type", gid_type_name(e->gid_type)}});
+        gids.push_back(
+            {{"index", i}, {"gid", format_gid(e->gid)}, {"type", gid_type_name(e->gid_type)}});
     }
     json pkeys = json::array();
-    for (std::uint32_t i = 0; i < port.pkey_table.size(); ++i) pkeys.push_back(*port.pkey_table.at(i));
+    for (std::uint32_t i = 0; i < port.pkey_table.size(); ++i)
+      pkeys.push_back(*port.pkey_table.at(i));
     json ops = json::array();
     for (std::string_view op : ControlApi::ops()) ops.push_back(op);
     return {{"target", "roceconf reference NIC"},
@@ -583,7 +599,8 @@ class Ops {
 
   json create_qp(const Fields& f) {
     f.only({"qp_type", "type", "pd", "send_cq", "recv_cq", "cap", "sq_sig_all"});
-    if (f.has("qp_type") == f.has("type")) fail("create_qp: give 'qp_type' (\"RC\", \"UC\", \"UD\")");
+    if (f.has("qp_type") == f.has("type"))
+      fail("create_qp: give 'qp_type' (\"RC\", \"UC\", \"UD\")");
     const std::string key = f.has("qp_type") ? "qp_type" : "type";
     const std::string type = f.text(key);
     const auto t = qp_type_from_name(type);
@@ -652,7 +669,8 @@ class Ops {
     const Counters& c = dev_.counters();
     json out = json::object();
     if (!f.has("names")) {
-      c.for_each([&](std::string_view name, std::uint64_t value) { out[std::string(name)] = value; });
+      c.for_each(
+          [&](std::string_view name, std::uint64_t value) { out[std::string(name)] = value; });
       return {{"counters", out}};
     }
     const json& names = f.array("names");
@@ -779,11 +797,12 @@ json ControlApi::handle(const json& request) {
     if (op_it == request.end()) fail("'op' is missing");
     if (!op_it->is_string()) fail("'op' must be a string, got {}", shown(*op_it));
     const std::string& op = op_it->get_ref<const std::string&>();
-    const auto entry = std::find_if(kOps.begin(), kOps.end(),
-                                    [&](const OpEntry& e) { return e.name == op; });
+    const auto entry =
+        std::find_if(kOps.begin(), kOps.end(), [&](const OpEntry& e) { return e.name == op; });
     if (entry == kOps.end()) {
       std::string known;
-      for (std::string_view name : ops()) known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
+      for (std::string_view name : ops())
+        known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
       fail("unknown op '{}' (known: {})", op, known);
     }
     Ops ops(nic_);
@@ -814,7 +833,8 @@ std::string ControlApi::handle_line(std::string_view line) {
     // "[json.exception.parse_error.101] parse error at ...": keep the readable part.
     std::string_view what = e.what();
     if (const auto at = what.find("] "); at != std::string_view::npos) what.remove_prefix(at + 2);
-    return dump_line({{"id", nullptr}, {"ok", false}, {"error", fmt::format("malformed JSON: {}", what)}});
+    return dump_line(
+        {{"id", nullptr}, {"ok", false}, {"error", fmt::format("malformed JSON: {}", what)}});
   }
   return dump_line(handle(request));
 }

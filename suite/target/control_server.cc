@@ -18,7 +18,9 @@ namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 // The error line a client gets when the server, not its request, ends the exchange. The text
 // holds no quotes or backslashes, so it needs no escaping.
@@ -59,7 +61,7 @@ std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::open(
   const auto addr = socket_address(path);
   if (!addr) return std::unexpected(addr.error());
 
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
       return std::unexpected(fmt::format(
@@ -144,7 +146,8 @@ void ControlServer::accept_clients() {
     auto c = std::make_unique<Client>();
     c->fd = fd;
     if (clients_.size() >= kMaxClients)
-      reject(*c, fmt::format("too many control clients (at most {}): try again later", kMaxClients));
+      reject(*c,
+             fmt::format("too many control clients (at most {}): try again later", kMaxClients));
     flush(*c);
     clients_.push_back(std::move(c));
   }

@@ -34,7 +34,7 @@ class ControlServer {
   // Binds and listens at `path`. A stale socket file left by a dead daemon is replaced; a socket
   // another process still answers on, or a file that is not a socket, is an error.
   static std::expected<std::unique_ptr<ControlServer>, std::string> open(const std::string& path,
-                                                                       Handler handler);
+                                                                         Handler handler);
   // Closes every connection and removes the socket file.
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;

@@ -58,9 +58,8 @@ std::expected<std::unique_ptr<Daemon>, DaemonError> Daemon::open(const DaemonOpt
   config.udp_port = options.udp_port;
   config.quirks = options.quirks;
   Daemon* self = d.get();
-  d->nic_ = std::make_unique<Nic>(config, [self](std::span<const std::uint8_t> frame) {
-    self->send_frame(frame);
-  });
+  d->nic_ = std::make_unique<Nic>(
+      config, [self](std::span<const std::uint8_t> frame) { self->send_frame(frame); });
   d->api_ = std::make_unique<ControlApi>(*d->nic_);
 
   if (options.responder) {
@@ -139,10 +138,11 @@ void Daemon::drain_port() {
 
 std::expected<void, DaemonError> Daemon::run() {
   g_wake_fd.store(wake_[1]);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  struct sigaction old_int{}, old_term{};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
 
@@ -150,11 +150,11 @@ std::expected<void, DaemonError> Daemon::run() {
   std::vector<pollfd> fds;
   while (!stopping && !port_error_) {
     const std::uint64_t now = now_ns(*port_);
-    const auto deadline = nic_->next_deadline();
+    auto deadline = nic_->next_deadline();
     if (deadline && *deadline <= now) {
       nic_->tick(now);
       if (app_) app_->service();
-      continue;
+      deadline = nic_->next_deadline();
     }
     fds.clear();
     fds.push_back({wake_[0], POLLIN, 0});
@@ -163,7 +163,8 @@ std::expected<void, DaemonError> Daemon::run() {
     timespec timeout{};
     timespec* wait = nullptr;  // no timer pending: sleep until something arrives
     if (deadline) {
-      const std::uint64_t left = *deadline - now;
+      // A timer still due after the tick polls without waiting: clients are served regardless.
+      const std::uint64_t left = *deadline > now ? *deadline - now : 0;
       timeout.tv_sec = static_cast<time_t>(left / 1'000'000'000);
       timeout.tv_nsec = static_cast<long>(left % 1'000'000'000);
       wait = &timeout;

@@ -20,8 +20,8 @@ namespace roceconf::target {
 
 struct DaemonOptions {
   std::string interface;
-  std::string netns;                 // empty: the caller's namespace
-  std::optional<MacAddress> mac;     // default: the interface's MAC
+  std::string netns;              // empty: the caller's namespace
+  std::optional<MacAddress> mac;  // default: the interface's MAC
   Ipv4Address ipv4{};
   std::uint16_t udp_port = Udp::kRocePort;
   Quirks quirks;

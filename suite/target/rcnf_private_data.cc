@@ -20,9 +20,9 @@ std::array<std::uint8_t, RcnfPrivateData::kSize> RcnfPrivateData::encode() const
 
 std::expected<RcnfPrivateData, std::string> RcnfPrivateData::decode(Bytes private_data) {
   if (private_data.size() < kSize)
-    return std::unexpected(fmt::format(
-        "REP private data of {} bytes is shorter than the {}-byte RCNF block", private_data.size(),
-        kSize));
+    return std::unexpected(
+        fmt::format("REP private data of {} bytes is shorter than the {}-byte RCNF block",
+                    private_data.size(), kSize));
   const std::uint8_t* p = private_data.data();
   if (!std::equal(kMagic.begin(), kMagic.end(), p + kMagicOffset))
     return std::unexpected(

@@ -168,7 +168,7 @@ void Requester::on_state_change(Qp& qp, QpState from, std::uint64_t now_ns) {
       // The defect: the old ring entries are fetched again ahead of anything new.
       std::vector<SendWqe> stale = stale_.take(qp.qp_num());
       auto& sq = qp.send_queue();
-      sq.insert(sq.begin(), std::make_move_iterator(stale.end()),
+      sq.insert(sq.begin(), std::make_move_iterator(stale.begin()),
                 std::make_move_iterator(stale.end()));
     }
   }
@@ -196,7 +196,7 @@ const SendWr& Requester::wire_wr(const Qp& qp, const Flow& f, std::size_t index)
   // wqe-prefetch-overwrite: fetching a doorbell's WQEs together, the defective NIC lands the
   // second in the first one's slot, so the first message goes out with the second's content.
   if (nic_.quirks().has(Quirk::kWqePrefetchOverwrite) && index + 1 < sq.size() &&
-      sq[index + 1].doorbell == w.doorbell && f.last_doorbell != w.doorbell && false) {
+      sq[index + 1].doorbell == w.doorbell && f.last_doorbell != w.doorbell) {
     return sq[index + 1].wr;
   }
   return w.wr;
@@ -314,8 +314,7 @@ bool Requester::send_segment(Qp& qp, std::uint32_t psn, const Message& m, std::u
   if (m.wr.send_flags & send_flag::kInline) {
     payload = Bytes(m.wr.inline_data).subspan(offset, n);
   } else {
-    auto gathered =
-        nic_.device().mr_table().gather(qp.pd(), sge_slice(m.wr.sg_list, offset, n));
+    auto gathered = nic_.device().mr_table().gather(qp.pd(), sge_slice(m.wr.sg_list, offset, n));
     if (!gathered) return false;
     data = std::move(*gathered);
     payload = data;
@@ -362,8 +361,8 @@ void Requester::send_atomic(Qp& qp, const Message& m) {
   Packet p = header(qp, cas ? opcode::kRcCompareSwap : opcode::kRcFetchAdd, m.first_psn);
   const SendWr::Atomic& a = m.wr.atomic;
   // CMP_SWAP: swap value and compare value; FETCH_ADD: the addend, compare unused.
-  p.atomiceth = AtomicEth{a.remote_addr, a.rkey, cas ? a.swap : a.compare_add,
-                          cas ? a.compare_add : 0};
+  p.atomiceth =
+      AtomicEth{a.remote_addr, a.rkey, cas ? a.swap : a.compare_add, cas ? a.compare_add : 0};
   p.bth->ackreq = true;
   nic_.wire().send(p);
 }
@@ -418,8 +417,8 @@ WcStatus Requester::send_ud(Qp& qp, Flow& f, const SendWr& wr) {
     data = std::move(*gathered);
   }
   const std::uint32_t qpn = qp.qp_num();
-  Packet p = nic_.wire().packet_to(wr.ud.ah, qpn, wr.ud.remote_qpn,
-                                   qp.pkey().value_or(kDefaultPkey));
+  Packet p =
+      nic_.wire().packet_to(wr.ud.ah, qpn, wr.ud.remote_qpn, qp.pkey().value_or(kDefaultPkey));
   const bool imm = wr.opcode == WrOpcode::kSendWithImm;
   p.bth->opcode = imm ? opcode::kUdSendOnlyImm : opcode::kUdSendOnly;
   p.bth->solicited = (wr.send_flags & send_flag::kSolicited) != 0;
@@ -501,10 +500,8 @@ void Requester::on_ack(Qp& qp, Flow& f, const Packet& packet, std::uint64_t now)
   if (!packet.aeth) return;
   const std::uint8_t syn = packet.aeth->syndrome;
   const std::uint32_t psn = packet.bth->psn;
-  if (syndrome_reserved(syn) && syn != syndrome::kNakInvalidRdRequest) {
-    fail(qp, f, WcStatus::kBadRespErr);
-    return;
-  }
+  // A reserved syndrome (bit 7, type 10, NAK code above 0x64) is a malformed response.
+  if (syndrome_reserved(syn)) return fail(qp, f, WcStatus::kBadRespErr);
   switch (aeth_type(syn)) {
     case AethType::kAck: {
       const Message& m = f.messages.front();
@@ -569,8 +566,8 @@ void Requester::on_read_response(Qp& qp, Flow& f, const Packet& packet, std::uin
     return fail(qp, f, WcStatus::kBadRespErr);
   }
   if (want > 0) {
-    auto placed = nic_.device().mr_table().scatter(
-        qp.pd(), sge_slice(m.wr.sg_list, offset, want), packet.payload);
+    auto placed = nic_.device().mr_table().scatter(qp.pd(), sge_slice(m.wr.sg_list, offset, want),
+                                                   packet.payload);
     if (!placed) {
       return fail(qp, f,
                   placed.error().fault == AccessFault::kLengthError ? WcStatus::kLocLenErr

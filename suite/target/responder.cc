@@ -142,7 +142,8 @@ void Responder::rc_finish(Qp& qp, ResponderState& st, const Packet& p, const Out
       return;
     }
     case OutcomeKind::kRnr:
-      // Class B: the packet is not consumed; the requester retries it after the timer.
+      // Class B (spec-facts §3.3): the packet is not consumed; the requester retries it after
+      // the RNR timer.
       if (nic_.quirks().has(Quirk::kRnrAsNak)) {
         send_ack(qp, st, syndrome::kNakInvalidRequest, b.psn);
         return;
@@ -168,7 +169,10 @@ void Responder::rc_duplicate(Qp& qp, ResponderState& st, const Packet& p) {
       if (nic_.quirks().has(Quirk::kDupReexecute)) {
         // The defect: the duplicate is placed and completed again.
         const Outcome outcome = execute(qp, st, p, Advance::kNo);
-        if (outcome.kind != OutcomeKind::kDone) return rc_finish(qp, st, p, outcome, false);
+        if (outcome.kind != OutcomeKind::kDone) {
+          rc_finish(qp, st, p, outcome, false);
+          return;
+        }
       }
       // C9-105: never executed again; ACKed again with the last acknowledged PSN, AckReq or not.
       send_ack(qp, st, kAckUnlimited, last_acked);

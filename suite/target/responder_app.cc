@@ -184,8 +184,8 @@ std::expected<std::unique_ptr<ResponderApp>, std::string> ResponderApp::start(
   };
   const std::uint64_t service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, config.port);
   if (auto listening = nic.cm().listen(service_id, std::move(callbacks)); !listening)
-    return std::unexpected(fmt::format("cannot listen on rdma_cm TCP port {}: {}", config.port,
-                                       listening.error()));
+    return std::unexpected(
+        fmt::format("cannot listen on rdma_cm TCP port {}: {}", config.port, listening.error()));
   return std::unique_ptr<ResponderApp>(new ResponderApp(std::move(state)));
 }
 
@@ -212,14 +212,15 @@ std::uint64_t ResponderApp::service_id() const {
   return rdma_cm_service_id(rdma_cm_ps::kTcp, state_->config.port);
 }
 
-const ResponderAppConfig& ResponderApp::config() const { return state_->config; }
+const ResponderAppConfig& ResponderApp::config() const {
+  return state_->config;
+}
 
 const std::map<std::uint32_t, ResponderApp::Connection>& ResponderApp::connections() const {
   return state_->connections;
 }
 
-std::expected<RcnfPrivateData, std::string> ResponderApp::private_data(
-    std::uint32_t qp_num) const {
+std::expected<RcnfPrivateData, std::string> ResponderApp::private_data(std::uint32_t qp_num) const {
   return state_->describe(qp_num);
 }
 

@@ -38,7 +38,7 @@ class ResponderApp {
     std::uint32_t recv_mr = 0;    // recv_depth buffers of recv_buffer_size bytes, back to back
     bool receives_posted = false;
     bool established = false;
-    bool closing = false;  // disconnected: released by the next service()
+    bool closing = false;        // disconnected: released by the next service()
     std::uint64_t receives = 0;  // receive completions taken (and buffers reposted)
   };
 

@@ -20,9 +20,9 @@ void StaleSendQueue::completed(std::uint32_t qp_num, std::uint64_t seq) {
   const auto it = qps_.find(qp_num);
   if (it == qps_.end()) return;
   auto& live = it->second.live;
-  live.erase(std::remove_if(live.begin(), live.end(),
-                            [seq](const SendWqe& w) { return w.seq == seq; }),
-             live.end());
+  live.erase(
+      std::remove_if(live.begin(), live.end(), [seq](const SendWqe& w) { return w.seq == seq; }),
+      live.end());
 }
 
 void StaleSendQueue::flushed(std::uint32_t qp_num) {

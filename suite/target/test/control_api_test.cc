@@ -16,9 +16,8 @@ using json = nlohmann::json;
 class ControlApiTest : public ::testing::Test {
  protected:
   explicit ControlApiTest(Quirks quirks = {})
-      : nic_(config(quirks), [this](std::span<const std::uint8_t> f) {
-          frames_.emplace_back(f.begin(), f.end());
-        }),
+      : nic_(config(quirks),
+             [this](std::span<const std::uint8_t> f) { frames_.emplace_back(f.begin(), f.end()); }),
         api_(nic_) {}
 
   static NicConfig config(Quirks quirks) {
@@ -152,8 +151,9 @@ TEST_F(ControlApiTest, PdAndMrLifecycleWithMemoryAccess) {
   EXPECT_EQ(mr["length"], 64);
   EXPECT_EQ(model->access(), access::kLocalWrite | access::kRemoteRead | access::kRemoteWrite);
 
-  EXPECT_EQ(ok({{"op", "write_mr"}, {"handle", handle}, {"offset", 4}, {"data", "DEADbeef"}})["length"],
-            4);
+  EXPECT_EQ(
+      ok({{"op", "write_mr"}, {"handle", handle}, {"offset", 4}, {"data", "DEADbeef"}})["length"],
+      4);
   EXPECT_EQ(model->bytes()[4], 0xDE);
   EXPECT_EQ(model->bytes()[7], 0xEF);
   EXPECT_EQ(ok({{"op", "read_mr"}, {"handle", handle}, {"offset", 3}, {"length", 6}})["data"],
@@ -222,17 +222,16 @@ TEST_F(ControlApiTest, QpLifecycleModifyQueryAndFlushedCompletions) {
   EXPECT_EQ(q["init_attr"]["cap"]["max_send_wr"], 8);
   EXPECT_EQ(q["init_attr"]["send_cq"], cq_);
 
-  const std::uint32_t mr = ok({{"op", "reg_mr"},
-                               {"pd", pd_},
-                               {"length", 256},
-                               {"access", {"LOCAL_WRITE"}}})["handle"];
+  const std::uint32_t mr =
+      ok({{"op", "reg_mr"}, {"pd", pd_}, {"length", 256}, {"access", {"LOCAL_WRITE"}}})["handle"];
   const Mr* m = nic_.device().mr(mr);
   const json sge = {{"addr", m->addr()}, {"length", 64}, {"lkey", m->lkey()}};
-  EXPECT_EQ(ok({{"op", "post_recv"},
-                {"qp_num", qpn},
-                {"wrs", {{{"wr_id", 7}, {"sg_list", {sge}}}, {{"wr_id", 8}, {"sg_list", {sge}}}}}})
-                ["posted"],
-            2);
+  EXPECT_EQ(
+      ok({{"op", "post_recv"},
+          {"qp_num", qpn},
+          {"wrs",
+           {{{"wr_id", 7}, {"sg_list", {sge}}}, {{"wr_id", 8}, {"sg_list", {sge}}}}}})["posted"],
+      2);
   // Two WRs in one request are one doorbell, as a chained ibv_post_send.
   ok({{"op", "post_send"},
       {"qp_num", qpn},
@@ -281,11 +280,15 @@ TEST_F(ControlApiTest, IllegalTransitionGivesTheVerbsError) {
 TEST_F(ControlApiTest, PostSendFailureNamesTheBadWr) {
   const std::uint32_t qpn = make_rc_qp();
   connect(qpn);
-  const json r = call({{"op", "post_send"},
-                       {"qp_num", qpn},
-                       {"wrs",
-                        {{{"wr_id", 1}, {"opcode", "SEND"}},
-                         {{"wr_id", 2}, {"opcode", "SEND"}, {"sg_list", json::array({{{"addr", 0}, {"length", 1}, {"lkey", 0}}, {{"addr", 0}, {"length", 1}, {"lkey", 0}}})}}}}});
+  const json r =
+      call({{"op", "post_send"},
+            {"qp_num", qpn},
+            {"wrs",
+             {{{"wr_id", 1}, {"opcode", "SEND"}},
+              {{"wr_id", 2},
+               {"opcode", "SEND"},
+               {"sg_list", json::array({{{"addr", 0}, {"length", 1}, {"lkey", 0}},
+                                        {{"addr", 0}, {"length", 1}, {"lkey", 0}}})}}}}});
   EXPECT_EQ(r["ok"], false);
   EXPECT_EQ(r["bad_wr"], 1) << r;
   EXPECT_TRUE(r.contains("errno"));
@@ -354,7 +357,8 @@ TEST_F(ControlApiTest, RequestErrorsAreOneClearLine) {
       {json::object(), "'op' is missing"},
       {{{"op", 7}}, "'op' must be a string"},
       {{{"op", "create_cq"}}, "create_cq: 'depth' is missing"},
-      {{{"op", "create_cq"}, {"depth", "sixteen"}}, "create_cq.depth: 'sixteen' is not an unsigned"},
+      {{{"op", "create_cq"}, {"depth", "sixteen"}},
+       "create_cq.depth: 'sixteen' is not an unsigned"},
       {{{"op", "create_cq"}, {"depth", -1}}, "create_cq.depth: must be an unsigned integer"},
       {{{"op", "create_cq"}, {"depth", 1.5}}, "must be an unsigned integer"},
       {{{"op", "create_cq"}, {"depth", 4294967296}}, "above the largest allowed value 4294967295"},
@@ -379,7 +383,9 @@ TEST_F(ControlApiTest, RequestErrorsAreOneClearLine) {
        "is not a MAC address"},
       {{{"op", "modify_qp"}, {"qp_num", 17}, {"attr", 3}}, "expected an object"},
       {{{"op", "post_send"}, {"qp_num", 17}, {"wrs", json::array()}}, "at least one work request"},
-      {{{"op", "post_send"}, {"qp_num", 17}, {"wrs", {{{"opcode", "SEND"}, {"inline_data", "00"}}}}},
+      {{{"op", "post_send"},
+        {"qp_num", 17},
+        {"wrs", {{{"opcode", "SEND"}, {"inline_data", "00"}}}}},
        "inline_data needs the INLINE send flag"},
       {{{"op", "post_send"}, {"qp_num", 17}, {"wrs", {{{"opcode", "SNED"}}}}},
        "'SNED' is not a send opcode"},
@@ -448,25 +454,39 @@ TEST_F(ControlApiTest, RandomRequestsNeverCrash) {
   ok({{"op", "reg_mr"}, {"pd", pd_}, {"length", 64}, {"access", {"LOCAL_WRITE"}}});
   std::mt19937_64 rng(12345);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-  const std::vector<std::string> keys = {
-      "pd",         "length",   "access",     "iova",      "handle",    "offset",    "data",
-      "depth",      "cq",       "max",        "solicited_only",       "qp_type",   "type",
-      "send_cq",    "recv_cq",  "cap",        "sq_sig_all", "qp_num",   "attr",      "wrs",
-      "names",      "qp_state", "ah_attr",    "dgid",      "dmac",      "path_mtu",  "wr_id",
-      "opcode",     "sg_list",  "send_flags", "rdma",      "atomic",    "ud",        "inline_data",
-      "lkey",       "addr",     "rkey",       "max_send_wr", "pkey_index", "port_num", "qkey"};
+  const std::vector<std::string> keys = {"pd",         "length",      "access",         "iova",
+                                         "handle",     "offset",      "data",           "depth",
+                                         "cq",         "max",         "solicited_only", "qp_type",
+                                         "type",       "send_cq",     "recv_cq",        "cap",
+                                         "sq_sig_all", "qp_num",      "attr",           "wrs",
+                                         "names",      "qp_state",    "ah_attr",        "dgid",
+                                         "dmac",       "path_mtu",    "wr_id",          "opcode",
+                                         "sg_list",    "send_flags",  "rdma",           "atomic",
+                                         "ud",         "inline_data", "lkey",           "addr",
+                                         "rkey",       "max_send_wr", "pkey_index",     "port_num",
+                                         "qkey"};
   std::function<json(int)> value = [&](int depth) -> json {
     switch (pick(depth > 2 ? 9 : 12)) {
-      case 0: return nullptr;
-      case 1: return static_cast<bool>(pick(2));
-      case 2: return std::vector<std::uint64_t>{0, 1, 2, 3, 16, 255, 256, 1024, 65535}[pick(9)];
-      case 3: return std::vector<std::uint64_t>{0xFFFFFFFFu, 0x100000000u, UINT64_MAX}[pick(3)];
-      case 4: return -static_cast<std::int64_t>(pick(1000)) - 1;
-      case 5: return 0.5 * static_cast<double>(pick(100));
-      case 6: return std::vector<std::string>{"", "RC", "INIT", "SEND", "0x10", "zz", "192.0.2.1",
-                                              "02:00:00:00:00:01", "RTS", "LOCAL_WRITE"}[pick(10)];
-      case 7: return static_cast<std::uint64_t>(qpn + pick(3));
-      case 8: return static_cast<std::uint64_t>(pick(4));
+      case 0:
+        return nullptr;
+      case 1:
+        return static_cast<bool>(pick(2));
+      case 2:
+        return std::vector<std::uint64_t>{0, 1, 2, 3, 16, 255, 256, 1024, 65535}[pick(9)];
+      case 3:
+        return std::vector<std::uint64_t>{0xFFFFFFFFu, 0x100000000u, UINT64_MAX}[pick(3)];
+      case 4:
+        return -static_cast<std::int64_t>(pick(1000)) - 1;
+      case 5:
+        return 0.5 * static_cast<double>(pick(100));
+      case 6:
+        return std::vector<std::string>{"",     "RC",         "INIT",      "SEND",
+                                        "0x10", "zz",         "192.0.2.1", "02:00:00:00:00:01",
+                                        "RTS",  "LOCAL_WRITE"}[pick(10)];
+      case 7:
+        return static_cast<std::uint64_t>(qpn + pick(3));
+      case 8:
+        return static_cast<std::uint64_t>(pick(4));
       case 9: {
         json a = json::array();
         for (std::size_t i = pick(4); i > 0; --i) a.push_back(value(depth + 1));
@@ -480,6 +500,7 @@ TEST_F(ControlApiTest, RandomRequestsNeverCrash) {
     }
   };
   const auto ops = ControlApi::ops();
+  int succeeded = 0;
   for (int i = 0; i < 20000; ++i) {
     json request = json::object();
     if (pick(20) != 0) request["op"] = std::string(ops[pick(ops.size())]);
@@ -491,9 +512,12 @@ TEST_F(ControlApiTest, RandomRequestsNeverCrash) {
     if (r["ok"] == false) {
       ASSERT_TRUE(r["error"].is_string()) << r;
       ASSERT_FALSE(r["error"].get<std::string>().empty());
+    } else {
+      ++succeeded;
     }
     ASSERT_NO_THROW((void)dump_line(r));
   }
+  EXPECT_GT(succeeded, 500) << "the generator should reach the ops, not only their checks";
   // Random bytes as lines, and nesting far deeper than any recursion could follow.
   for (int i = 0; i < 2000; ++i) {
     std::string line(pick(64), '\0');

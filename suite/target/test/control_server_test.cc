@@ -1,7 +1,6 @@
 // The control socket: JSON lines over a UNIX stream socket with several clients, garbage lines,
 // over-long lines, half-closed and vanished clients, and the socket file's life. The server runs
-// its poll loop on a thread of its own; clients use blocking sockets with receive timeouts, so
-// every wait is bounded.
+// its poll loop on a thread of its own; clients block with timeouts, so every wait is bounded.
 #include "suite/target/control_server.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "suite/target/control_api.h"
+#include "suite/target/test/line_client.h"
 
 namespace roceconf::target {
 namespace {
@@ -42,56 +42,7 @@ class TempDir {
   std::string path_;
 };
 
-// A connected client with 5 s timeouts: a missing answer fails the test, never hangs it.
-class Client {
- public:
-  explicit Client(const std::string& path) {
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-    connected_ = connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-    timeval tv{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  }
-  ~Client() { close(fd_); }
-  bool connected() const { return connected_; }
-
-  bool send_all(std::string_view data) {
-    while (!data.empty()) {
-      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-  }
-  // The next line, without newline; nullopt on EOF or timeout.
-  std::optional<std::string> line() {
-    for (;;) {
-      if (const auto end = buffer_.find('\n'); end != std::string::npos) {
-        std::string l = buffer_.substr(0, end);
-        buffer_.erase(0, end + 1);
-        return l;
-      }
-      char chunk[4096];
-      const ssize_t n = recv(fd_, chunk, sizeof chunk, 0);
-      if (n <= 0) return std::nullopt;
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
-  // True when the server closed the connection (EOF) with nothing more to read.
-  bool closed_by_server() {
-    char c;
-    return buffer_.empty() && recv(fd_, &c, 1, 0) == 0;
-  }
-  void shutdown_write() { shutdown(fd_, SHUT_WR); }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string buffer_;
-};
+using Client = test::LineClient;
 
 // Runs a ControlServer's loop on a thread until destroyed.
 class Serving {
@@ -121,9 +72,8 @@ class Serving {
 };
 
 std::unique_ptr<ControlServer> open_echo(const std::string& path) {
-  auto server = ControlServer::open(path, [](std::string_view line) {
-    return "echo:" + std::string(line);
-  });
+  auto server =
+      ControlServer::open(path, [](std::string_view line) { return "echo:" + std::string(line); });
   EXPECT_TRUE(server) << server.error();
   return server ? std::move(*server) : nullptr;
 }
@@ -240,7 +190,7 @@ TEST(ControlServer, SocketFileLife) {
   {
     auto server = open_echo(path);
     ASSERT_TRUE(server);
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(stat(path.c_str(), &st), 0);
     EXPECT_TRUE(S_ISSOCK(st.st_mode));
     EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -104,17 +104,16 @@ class RequesterTest : public ::testing::Test {
     a.rq_psn = 5000;
     a.max_dest_rd_atomic = 4;
     a.min_rnr_timer = 1;
-    modify(qp, a,
-           kState | kAv | kPathMtu | kDestQpn | kRqPsn |
-               (rc ? kMaxDestRdAtomic | kMinRnrTimer : 0));
+    modify(
+        qp, a,
+        kState | kAv | kPathMtu | kDestQpn | kRqPsn | (rc ? kMaxDestRdAtomic | kMinRnrTimer : 0));
     a.qp_state = QpState::kRts;
     a.sq_psn = o.sq_psn;
     a.timeout = o.timeout;
     a.retry_cnt = o.retry_cnt;
     a.rnr_retry = o.rnr_retry;
     a.max_rd_atomic = o.max_rd_atomic;
-    modify(qp, a,
-           kState | kSqPsn | (rc ? kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic : 0));
+    modify(qp, a, kState | kSqPsn | (rc ? kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic : 0));
   }
 
   Qp& rc(const RcOptions& o = {}) {
@@ -223,7 +222,7 @@ class RequesterTest : public ::testing::Test {
   Mr* mr_ = nullptr;
 };
 
-TEST(LocalAckTimeout, IsFourMicrosecondsTimesTwoToTheTimeout) {
+TEST(RequesterLocalAckTimeout, IsFourMicrosecondsTimesTwoToTheTimeout) {
   EXPECT_EQ(local_ack_timeout_ns(0), std::nullopt);  // infinite
   EXPECT_EQ(local_ack_timeout_ns(1), 8192u);
   EXPECT_EQ(local_ack_timeout_ns(14), 67108864u);  // 4.096 µs × 16384 = 67.1 ms
@@ -232,12 +231,13 @@ TEST(LocalAckTimeout, IsFourMicrosecondsTimesTwoToTheTimeout) {
 
 // ---- segmentation ------------------------------------------------------------------------------
 
-class Segmentation : public RequesterTest, public ::testing::WithParamInterface<PathMtu> {};
+class RequesterSegmentation : public RequesterTest,
+                              public ::testing::WithParamInterface<PathMtu> {};
 
-TEST_P(Segmentation, SendIsCutAtExactlyThePmtuWithTheRemainderLast) {
+TEST_P(RequesterSegmentation, SendIsCutAtExactlyThePmtuWithTheRemainderLast) {
   const std::uint32_t pmtu = path_mtu_bytes(GetParam());
   Qp& qp = rc({.mtu = GetParam()});
-  const std::uint32_t len = 3 * pmtu + 100;
+  const std::uint32_t len = 3 * pmtu + 101;
   post(qp, {send_wr(1, len)});
   const auto ps = sent();
   ASSERT_EQ(ps.size(), 4u);
@@ -247,8 +247,8 @@ TEST_P(Segmentation, SendIsCutAtExactlyThePmtuWithTheRemainderLast) {
   std::vector<std::uint8_t> all;
   for (std::size_t i = 0; i < ps.size(); ++i) {
     const Packet& p = ps[i];
-    EXPECT_EQ(p.payload.size(), i < 3 ? pmtu : 100u) << i;
-    EXPECT_EQ(p.bth->padcount, i < 3 ? 0 : 0);  // 100 is a multiple of 4
+    EXPECT_EQ(p.payload.size(), i < 3 ? pmtu : 101u) << i;
+    EXPECT_EQ(p.bth->padcount, i < 3 ? 0 : 3) << i;
     EXPECT_EQ(p.bth->ackreq, i == 3) << "AckReq on the last packet only";
     EXPECT_EQ(p.bth->dqpn, kPeerQpn);
     EXPECT_EQ(p.bth->pkey, 0xFFFF);
@@ -258,7 +258,7 @@ TEST_P(Segmentation, SendIsCutAtExactlyThePmtuWithTheRemainderLast) {
   EXPECT_EQ(all, memory(0, len));
 }
 
-TEST_P(Segmentation, WriteCarriesRethOnFirstAndImmediateOnLast) {
+TEST_P(RequesterSegmentation, WriteCarriesRethOnFirstAndImmediateOnLast) {
   const std::uint32_t pmtu = path_mtu_bytes(GetParam());
   Qp& qp = rc({.mtu = GetParam()});
   SendWr wr = write_wr(1, 2 * pmtu);  // an exact multiple: FIRST + LAST of a full PMTU
@@ -281,7 +281,7 @@ TEST_P(Segmentation, WriteCarriesRethOnFirstAndImmediateOnLast) {
   EXPECT_TRUE(ps[1].bth->ackreq);
 }
 
-TEST_P(Segmentation, MessageThatFitsIsOnePacket) {
+TEST_P(RequesterSegmentation, MessageThatFitsIsOnePacket) {
   const std::uint32_t pmtu = path_mtu_bytes(GetParam());
   Qp& qp = rc({.mtu = GetParam()});
   SendWr w = write_wr(2, pmtu);
@@ -298,7 +298,7 @@ TEST_P(Segmentation, MessageThatFitsIsOnePacket) {
   EXPECT_EQ(psns(ps), (std::vector<std::uint32_t>{kPsn0, kPsn0 + 1, kPsn0 + 2, kPsn0 + 3}));
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPmtu, Segmentation,
+INSTANTIATE_TEST_SUITE_P(EveryPmtu, RequesterSegmentation,
                          ::testing::Values(PathMtu::k256, PathMtu::k512, PathMtu::k1024,
                                            PathMtu::k2048, PathMtu::k4096),
                          [](const auto& info) {
@@ -346,8 +346,7 @@ TEST_F(RequesterTest, InlineDataIsSentWithoutAnLkey) {
   post(qp, {wr});
   const auto ps = sent();
   ASSERT_EQ(ps.size(), 1u);
-  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()),
-            wr.inline_data);
+  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()), wr.inline_data);
   EXPECT_EQ(ps[0].bth->padcount, 3);
 }
 
@@ -414,8 +413,8 @@ TEST_F(RequesterTest, SequenceNakRetransmitsEverythingFromTheNakPsn) {
   EXPECT_EQ(cqes[0].wr_id, 1u);
   const auto again = sent();
   EXPECT_EQ(psns(again), (std::vector<std::uint32_t>{kPsn0 + 2, kPsn0 + 3, kPsn0 + 4}));
-  EXPECT_EQ(opcodes(again), (std::vector<std::uint8_t>{opcode::kRcSendMiddle,
-                                                       opcode::kRcSendLast, opcode::kRcSendOnly}));
+  EXPECT_EQ(opcodes(again), (std::vector<std::uint8_t>{opcode::kRcSendMiddle, opcode::kRcSendLast,
+                                                       opcode::kRcSendOnly}));
   EXPECT_EQ(again[0].payload.size(), 256u);
   EXPECT_EQ(std::vector<std::uint8_t>(again[0].payload.begin(), again[0].payload.end()),
             memory(256, 256));
@@ -503,8 +502,7 @@ TEST_F(RequesterTest, RnrNakWaitsTheTimerThenResendsFromThatPsn) {
   advance_to(5000 + 60 * kUs - 1);
   EXPECT_TRUE(sent().empty());
   advance_to(5000 + 60 * kUs);
-  EXPECT_EQ(psns(sent()),
-            (std::vector<std::uint32_t>{kPsn0 + 1, kPsn0 + 2, kPsn0 + 3}));
+  EXPECT_EQ(psns(sent()), (std::vector<std::uint32_t>{kPsn0 + 1, kPsn0 + 2, kPsn0 + 3}));
   ack(qp, kPsn0 + 3);
   EXPECT_EQ(poll().size(), 3u);
 }
@@ -547,9 +545,9 @@ struct NakCase {
   std::uint8_t syndrome;
   WcStatus status;
 };
-class RemoteNak : public RequesterTest, public ::testing::WithParamInterface<NakCase> {};
+class RequesterRemoteNak : public RequesterTest, public ::testing::WithParamInterface<NakCase> {};
 
-TEST_P(RemoteNak, CompletesTheWqeInErrorAndFlushesTheRest) {
+TEST_P(RequesterRemoteNak, CompletesTheWqeInErrorAndFlushesTheRest) {
   Qp& qp = rc();
   post(qp, {send_wr(1, 8), write_wr(2, 8), send_wr(3, 8), send_wr(4, 8)});
   sent();
@@ -567,7 +565,7 @@ TEST_P(RemoteNak, CompletesTheWqeInErrorAndFlushesTheRest) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Codes, RemoteNak,
+    Codes, RequesterRemoteNak,
     ::testing::Values(NakCase{syndrome::kNakInvalidRequest, WcStatus::kRemInvReqErr},
                       NakCase{syndrome::kNakRemoteAccess, WcStatus::kRemAccessErr},
                       NakCase{syndrome::kNakRemoteOperational, WcStatus::kRemOpErr},
@@ -644,6 +642,25 @@ TEST_F(RequesterTest, MissingReadResponseRetriesTheRestOfTheRead) {
   EXPECT_EQ(memory(0x8000, 3000), data);
 }
 
+TEST_F(RequesterTest, DuplicateReadResponsesAreIgnored) {
+  Qp& qp = rc({.mtu = PathMtu::k256});
+  post(qp, {read_wr(7, 300, 0x8000)});
+  sent();
+  const std::vector<std::uint8_t> first(256, 0xAB);
+  respond(qp, opcode::kRcReadResponseFirst, kPsn0, syndrome::kAckUnlimited, first);
+  // The same FIRST again (a replay after a retry crossed it): behind the expected PSN.
+  respond(qp, opcode::kRcReadResponseFirst, kPsn0, syndrome::kAckUnlimited,
+          std::vector<std::uint8_t>(256, 0xCD));
+  EXPECT_TRUE(poll().empty());
+  EXPECT_TRUE(sent().empty());
+  respond(qp, opcode::kRcReadResponseLast, kPsn0 + 1, syndrome::kAckUnlimited,
+          std::vector<std::uint8_t>(44, 0xEF));
+  const auto cqes = poll();
+  ASSERT_EQ(cqes.size(), 1u);
+  EXPECT_EQ(cqes[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(memory(0x8000, 256), first);
+}
+
 TEST_F(RequesterTest, AckPastAnUnansweredReadRetriesTheRead) {
   Qp& qp = rc();
   post(qp, {read_wr(7, 8, 0x8000), send_wr(2, 8)});
@@ -659,8 +676,7 @@ TEST_F(RequesterTest, ReadResponseOutOfOpcodeOrderIsABadResponse) {
   Qp& qp = rc({.mtu = PathMtu::k1024});
   post(qp, {read_wr(7, 3000, 0x8000), send_wr(2, 8)});
   sent();
-  respond(qp, opcode::kRcReadResponseMiddle, kPsn0, std::nullopt,
-          std::vector<std::uint8_t>(1024));
+  respond(qp, opcode::kRcReadResponseMiddle, kPsn0, std::nullopt, std::vector<std::uint8_t>(1024));
   const auto cqes = poll();
   ASSERT_EQ(cqes.size(), 2u);
   EXPECT_EQ(cqes[0].status, WcStatus::kBadRespErr);
@@ -807,8 +823,7 @@ TEST_F(RequesterTest, UcSegmentsWithoutAckReqAndCompletesWhenSent) {
   SendWr w = write_wr(2, 1100);
   post(qp, {send_wr(1, 1100), w});
   const auto ps = sent();
-  EXPECT_EQ(opcodes(ps),
-            (std::vector<std::uint8_t>{0x20, 0x21, 0x22, 0x26, 0x27, 0x28}));
+  EXPECT_EQ(opcodes(ps), (std::vector<std::uint8_t>{0x20, 0x21, 0x22, 0x26, 0x27, 0x28}));
   EXPECT_EQ(psns(ps), (std::vector<std::uint32_t>{100, 101, 102, 103, 104, 105}));
   for (const Packet& p : ps) EXPECT_FALSE(p.bth->ackreq);
   EXPECT_EQ(ps[3].reth->dmalen, 1100u);
@@ -820,7 +835,7 @@ TEST_F(RequesterTest, UcSegmentsWithoutAckReqAndCompletesWhenSent) {
   EXPECT_EQ(nic_->next_deadline(), std::nullopt);
 }
 
-class UdTest : public RequesterTest {
+class RequesterUdTest : public RequesterTest {
  protected:
   Qp& ud() {
     using namespace qp_attr;
@@ -843,7 +858,7 @@ class UdTest : public RequesterTest {
   }
 };
 
-TEST_F(UdTest, SendOnlyWithDeth) {
+TEST_F(RequesterUdTest, SendOnlyWithDeth) {
   Qp& qp = ud();
   SendWr imm = ud_wr(2, 8);
   imm.opcode = WrOpcode::kSendWithImm;
@@ -858,8 +873,7 @@ TEST_F(UdTest, SendOnlyWithDeth) {
   ASSERT_TRUE(ps[0].deth);
   EXPECT_EQ(ps[0].deth->qkey, 0x2222u);
   EXPECT_EQ(ps[0].deth->srcqp, qp.qp_num());
-  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()),
-            memory(0, 100));
+  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()), memory(0, 100));
   EXPECT_EQ(ps[1].bth->opcode, opcode::kUdSendOnlyImm);
   EXPECT_EQ(ps[1].bth->psn, 8u);
   EXPECT_EQ(ps[1].deth->qkey, 0x11111111u);
@@ -870,7 +884,7 @@ TEST_F(UdTest, SendOnlyWithDeth) {
   EXPECT_EQ(cqes[0].byte_len, 100u);
 }
 
-TEST_F(UdTest, PayloadAboveTheMtuIsALocalLengthError) {
+TEST_F(RequesterUdTest, PayloadAboveTheMtuIsALocalLengthError) {
   Qp& qp = ud();
   post(qp, {ud_wr(1, 4097), ud_wr(2, 8)});
   EXPECT_TRUE(sent().empty());
@@ -915,10 +929,8 @@ TEST_F(RequesterTest, StaleSqOnRtsSendsFlushedWqesAgain) {
   const auto ps = sent();
   ASSERT_EQ(ps.size(), 2u) << "the two flushed WQEs go out again";
   EXPECT_EQ(psns(ps), (std::vector<std::uint32_t>{900, 901}));
-  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()),
-            memory(64, 8));
-  EXPECT_EQ(std::vector<std::uint8_t>(ps[1].payload.begin(), ps[1].payload.end()),
-            memory(128, 8));
+  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()), memory(64, 8));
+  EXPECT_EQ(std::vector<std::uint8_t>(ps[1].payload.begin(), ps[1].payload.end()), memory(128, 8));
   ack(qp, 901);
   cqes = poll();
   ASSERT_EQ(cqes.size(), 2u);
@@ -944,8 +956,7 @@ TEST_F(RequesterTest, StaleSqOnRtsAfterATransportError) {
   const auto ps = sent();
   ASSERT_EQ(ps.size(), 1u);
   EXPECT_EQ(ps[0].bth->psn, 300u);
-  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()),
-            memory(64, 8));
+  EXPECT_EQ(std::vector<std::uint8_t>(ps[0].payload.begin(), ps[0].payload.end()), memory(64, 8));
 }
 
 TEST_F(RequesterTest, WqesOfOneDoorbellKeepTheirOwnContent) {
@@ -966,12 +977,10 @@ TEST_F(RequesterTest, WqePrefetchOverwriteSendsTheSecondWqeTwice) {
   auto ps = sent();
   ASSERT_EQ(ps.size(), 3u);
   for (int i : {0, 1}) {
-    EXPECT_EQ(std::vector<std::uint8_t>(ps[i].payload.begin(), ps[i].payload.end()),
-              memory(64, 16))
+    EXPECT_EQ(std::vector<std::uint8_t>(ps[i].payload.begin(), ps[i].payload.end()), memory(64, 16))
         << i;
   }
-  EXPECT_EQ(std::vector<std::uint8_t>(ps[2].payload.begin(), ps[2].payload.end()),
-            memory(128, 4))
+  EXPECT_EQ(std::vector<std::uint8_t>(ps[2].payload.begin(), ps[2].payload.end()), memory(128, 4))
       << "only the first WQE of the doorbell is overwritten";
   ack(qp, kPsn0 + 2);
   const auto cqes = poll();

@@ -9,15 +9,13 @@
 #include <optional>
 #include <vector>
 
-#include "dissector/mad/rdma_cm.h"
-#include "dissector/opcode.h"
 #include "suite/target/cm_agent.h"
+#include "suite/target/test/peer_frames.h"
 
 namespace roceconf::target {
 namespace {
 
 constexpr std::uint16_t kPort = 7471;
-constexpr MacAddress kPeerMac{0x02, 0x00, 0x00, 0x00, 0x00, 0xAA};
 constexpr std::uint32_t kPeerQpn = 0x99;
 constexpr std::uint32_t kPeerPsn = 0x1000;
 
@@ -63,9 +61,8 @@ TEST(RcnfPrivateData, DecodeSaysWhatIsWrong) {
 class ResponderAppTest : public ::testing::Test {
  protected:
   ResponderAppTest()
-      : nic_(NicConfig{}, [this](std::span<const std::uint8_t> f) {
-          sent_.emplace_back(f.begin(), f.end());
-        }) {}
+      : nic_(NicConfig{},
+             [this](std::span<const std::uint8_t> f) { sent_.emplace_back(f.begin(), f.end()); }) {}
 
   void start(ResponderAppConfig config = {}) {
     config.port = kPort;
@@ -75,22 +72,7 @@ class ResponderAppTest : public ::testing::Test {
   }
 
   Packet to_nic(std::uint8_t op, std::uint32_t dqpn, std::uint32_t psn) {
-    Packet p;
-    Ethernet e;
-    e.src = kPeerMac;
-    e.dst = nic_.device().port().mac;
-    p.eth = e;
-    Ipv4 ip;
-    ip.src = {192, 0, 2, 1};
-    ip.dst = nic_.config().ipv4;
-    p.ipv4 = ip;
-    p.udp = Udp{};
-    Bth b;
-    b.opcode = op;
-    b.dqpn = dqpn;
-    b.psn = psn;
-    p.bth = b;
-    return p;
+    return test::peer_packet(nic_.device().port().mac, nic_.config().ipv4, op, dqpn, psn);
   }
 
   void deliver(const Packet& p) {
@@ -100,35 +82,11 @@ class ResponderAppTest : public ::testing::Test {
   }
 
   void send_mad(const CmMessage& message, std::uint64_t tid) {
-    Packet p = to_nic(opcode::kUdSendOnly, Device::kGsiQpn, 0);
-    p.deth = Deth{kGsiQkey, 0, 1};
-    Mad m;
-    m.header.tid = tid;
-    m.cm = message;
-    p.mad = m;
-    deliver(p);
+    deliver(test::peer_mad(nic_.device().port().mac, nic_.config().ipv4, message, tid));
   }
 
-  // The REQ rdma_cm sends for a connect to 192.0.2.2:kPort, with its private-data header.
   CmReq req(std::uint32_t comm_id, std::uint32_t qpn) {
-    RdmaCmHeader h;
-    h.src_port = 40000;
-    h.src_ip = rdma_cm_ipv4(0xC0000201);
-    h.dst_ip = rdma_cm_ipv4(0xC0000202);
-    build_rdma_cm_private_data(h, {}, req_private_);
-    CmReq r;
-    r.local_comm_id = comm_id;
-    r.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, kPort);
-    r.local_ca_guid = 0x0200AAFFFE000001;
-    r.local_qpn = qpn;
-    r.starting_psn = kPeerPsn;
-    r.responder_resources = 4;
-    r.initiator_depth = 4;
-    r.path_mtu = 3;
-    r.primary.local_gid = gid_from_ipv4({192, 0, 2, 1});
-    r.primary.remote_gid = gid_from_ipv4(nic_.config().ipv4);
-    r.private_data = req_private_;
-    return r;
+    return test::rdma_cm_req(nic_.config().ipv4, kPort, comm_id, qpn, kPeerPsn, req_private_);
   }
 
   // The CM messages the NIC sent since the last call, decoded (views into kept frames).
