@@ -5,8 +5,9 @@
 #include <charconv>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -53,7 +54,7 @@ std::string shown(const json& v) {
 
 // ---- reading fields --------------------------------------------------------------------------
 
-// An object's fields, read by name; `where` prefixes messages ("post_send: wrs[1].sg_list[0]").
+// An object's fields, read by name; `where` prefixes messages ("post_send.wrs[1].sg_list[0]").
 class Fields {
  public:
   // `request`: the top-level object, whose "id" and "op" belong to the envelope, not the op.
