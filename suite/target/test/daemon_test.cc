@@ -1,7 +1,8 @@
 // `roceconf target` as a user runs it: one-line errors for what a user can get wrong, and (as
 // root) the daemon on a veth pair between two network namespaces (scripts/netns-pair.sh),
 // driven over its control socket, fed garbage frames from the other namespace, answering an
-// rdma_cm REQ with the responder convention, and stopping cleanly on SIGTERM. Every wait has a
+// rdma_cm REQ with the responder convention, and stopping cleanly on SIGTERM; and an
+// in-process NIC moving data to it over the veth. Every wait has a
 // deadline; the child is killed and the namespaces removed whatever happens.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +27,9 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/port/raw_socket_port.h"
+#include "dissector/mad/rdma_cm.h"
+#include "suite/target/cm_agent.h"
+#include "suite/target/nic.h"
 #include "suite/target/address_text.h"
 #include "suite/target/rcnf_private_data.h"
 #include "suite/target/test/line_client.h"
@@ -332,6 +338,120 @@ TEST(TargetDaemon, OnVethPairServesControlSurvivesGarbageAndStopsOnSigterm) {
   ASSERT_TRUE(code) << "still running 5 s after SIGTERM";
   EXPECT_EQ(*code, 0) << daemon.err();
   EXPECT_FALSE(fs::exists(control));
+}
+
+
+// Two NICs over a real veth pair: an in-process reference NIC on a raw socket in namespace a
+// connects through its CM agent to the daemon's responder application in namespace b and moves
+// data with SEND, RDMA WRITE, RDMA READ and FETCH_ADD.
+TEST(TargetDaemon, InProcessNicMovesDataToTheDaemonOverVeth) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root: network namespaces (CAP_SYS_ADMIN, CAP_NET_ADMIN) and raw "
+                    "sockets (CAP_NET_RAW)";
+  NetnsPair pair(fmt::format("rcm{}", getpid() % 100000));
+  if (!pair.up()) GTEST_SKIP() << "cannot create network namespaces here: " << pair.output();
+  TempDir dir;
+  const std::string control = dir.file("m.sock");
+  Child daemon({"target", "--netns", pair.ns('b'), "--interface", pair.interface('b'), "--ip",
+                "192.0.2.2", "--listen", "7471", "--control", control},
+               dir);
+  const auto ready_by = Clock::now() + std::chrono::seconds(10);
+  bool ready = false;
+  while (!ready && Clock::now() < ready_by && daemon.running()) {
+    ready = test::LineClient(control).connected();
+    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(ready) << "daemon not ready; stderr: " << daemon.err();
+
+  RawSocketOptions options;
+  options.interface = pair.interface('a');
+  options.netns = pair.ns('a');
+  auto port = RawSocketPort::open(options);
+  ASSERT_TRUE(port) << port.error().message;
+  NicConfig config;
+  config.device.port.mac = (*port)->mac();
+  config.ipv4 = {192, 0, 2, 1};
+  std::deque<std::vector<std::uint8_t>> outbox;  // the sink must not re-enter the NIC
+  Nic nic(config, [&](std::span<const std::uint8_t> f) { outbox.emplace_back(f.begin(), f.end()); });
+  auto now = [&] { return static_cast<std::uint64_t>((*port)->clock().now_ns()); };
+  // Runs the NIC on the port until `done` or 5 s pass.
+  auto run_until = [&](const std::function<bool()>& done) {
+    const std::uint64_t give_up = now() + 5'000'000'000ull;
+    while (!done() && now() < give_up) {
+      while (!outbox.empty()) {
+        ASSERT_TRUE((*port)->send(outbox.front()));
+        outbox.pop_front();
+      }
+      auto frame = (*port)->receive(static_cast<TimeNs>(now() + 1'000'000));
+      ASSERT_TRUE(frame) << frame.error().message;
+      if (*frame) nic.receive((*frame)->data, now());
+      nic.tick(now());
+    }
+  };
+
+  Device& d = nic.device();
+  const std::uint32_t pd = *d.alloc_pd();
+  const std::uint32_t cq = (*d.create_cq(64))->handle();
+  QpInit init;
+  init.pd = pd;
+  init.send_cq = init.recv_cq = cq;
+  init.cap.max_send_wr = 16;
+  init.cap.max_recv_wr = 16;
+  init.sq_sig_all = true;
+  const std::uint32_t qpn = (*d.create_qp(init))->qp_num();
+  MrInit m;
+  m.pd = pd;
+  m.length = 16384;
+  m.access = access::kLocalWrite;
+  Mr* mr = *d.reg_mr(m);
+
+  std::optional<CmRep> rep;
+  std::optional<std::uint16_t> rejected;
+  ConnectParams params;
+  params.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, 7471);
+  params.peer.dgid = gid_from_ipv4({192, 0, 2, 2});
+  params.peer.dmac = pair.mac_b();
+  params.qp_num = qpn;
+  ConnectCallbacks callbacks;
+  callbacks.established = [&](std::uint32_t, const CmRep& r) { rep = r; };
+  callbacks.rejected = [&](std::uint16_t reason) { rejected = reason; };
+  nic.tick(now());
+  ASSERT_TRUE(nic.cm().connect(params, callbacks));
+  run_until([&] { return rep.has_value() || rejected.has_value(); });
+  ASSERT_FALSE(rejected) << "REJ reason " << *rejected;
+  ASSERT_TRUE(rep) << "no REP from the daemon; stderr: " << daemon.err();
+  const auto remote = RcnfPrivateData::decode(rep->private_data);
+  ASSERT_TRUE(remote) << remote.error();
+
+  auto bytes = mr->bytes();
+  for (std::size_t i = 0; i < 4096; ++i) bytes[i] = static_cast<std::uint8_t>(i * 13 + 1);
+  std::vector<SendWr> wrs(4);
+  wrs[0].wr_id = 1;
+  wrs[0].opcode = WrOpcode::kSend;
+  wrs[0].sg_list = {Sge{mr->addr(), 1500, mr->lkey()}};
+  wrs[1].wr_id = 2;
+  wrs[1].opcode = WrOpcode::kRdmaWrite;
+  wrs[1].sg_list = {Sge{mr->addr(), 4096, mr->lkey()}};
+  wrs[1].rdma = {remote->region_va, remote->rkey};
+  wrs[2].wr_id = 3;
+  wrs[2].opcode = WrOpcode::kRdmaRead;
+  wrs[2].sg_list = {Sge{mr->addr() + 8192, 4096, mr->lkey()}};
+  wrs[2].rdma = {remote->region_va, remote->rkey};
+  wrs[3].wr_id = 4;
+  wrs[3].opcode = WrOpcode::kAtomicFetchAndAdd;
+  wrs[3].sg_list = {Sge{mr->addr() + 12288, 8, mr->lkey()}};
+  wrs[3].atomic = {remote->region_va + 8192, 3, 0, remote->rkey};
+  ASSERT_TRUE(nic.post_send(qpn, wrs));
+  std::vector<Cqe> cqes;
+  run_until([&] {
+    const auto polled = d.poll_cq(cq, 16);
+    if (polled) cqes.insert(cqes.end(), polled->begin(), polled->end());
+    return cqes.size() >= 4;
+  });
+  ASSERT_EQ(cqes.size(), 4u) << "daemon stderr: " << daemon.err();
+  for (const Cqe& c : cqes) EXPECT_EQ(c.status, WcStatus::kSuccess) << "wr " << c.wr_id;
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.begin() + 4096, bytes.begin() + 8192));
+  ASSERT_TRUE(daemon.running()) << daemon.err();
 }
 
 }  // namespace
