@@ -55,11 +55,17 @@ class Decoder {
   bool need(std::size_t off, std::size_t n, Layer layer, std::string_view what,
             std::size_t end = SIZE_MAX) {
     end = std::min(end, f_.size());
-    if (off <= end && n <= end - off) return true;
+    if (off <= end && n <= end - off) [[likely]]
+      return true;
+    truncated(off, n, layer, what, end);
+    return false;
+  }
+
+  [[gnu::cold, gnu::noinline]] void truncated(std::size_t off, std::size_t n, Layer layer,
+                                              std::string_view what, std::size_t end) {
     add(FindingCode::kTruncated, layer, std::min(off, f_.size()),
         "{} truncated: needs {} bytes at offset {}, only {} present", what, n, off,
         off <= end ? end - off : 0);
-    return false;
   }
 
   template <typename H>
