@@ -140,16 +140,16 @@ class Decoder {
     const Ipv4 ip = read<Ipv4>(off);
     p_.ipv4 = ip;
     if (ip.version != 4 || ip.ihl < 5) {
-      add(FindingCode::kIpVersion, Layer::kIpv4, off, "IPv4 version {} / IHL {} invalid", ip.version,
-          ip.ihl);
+      add(FindingCode::kIpVersion, Layer::kIpv4, off, "IPv4 version {} / IHL {} invalid",
+          ip.version, ip.ihl);
       return;
     }
     const std::size_t hl = ip.header_length();
     if (!need(off, hl, Layer::kIpv4, "IPv4 options")) return;
     p_.ipv4_options = f_.subspan(off + Ipv4::kSize, hl - Ipv4::kSize);
     if (ipv4_checksum(f_.subspan(off, hl)) != 0)
-      add(FindingCode::kIpChecksum, Layer::kIpv4, off + 10, "IPv4 header checksum 0x{:04x} is wrong",
-          ip.checksum);
+      add(FindingCode::kIpChecksum, Layer::kIpv4, off + 10,
+          "IPv4 header checksum 0x{:04x} is wrong", ip.checksum);
     std::size_t end = off + ip.total_length;
     if (ip.total_length < hl) {
       add(FindingCode::kIpLength, Layer::kIpv4, off + 2,
@@ -296,8 +296,8 @@ class Decoder {
           compute_icrc(f_.subspan(net, icrc_off - net), framing, off - net);
       p_.icrc = Icrc{wire, expected};
       if (wire != expected)
-        add(FindingCode::kBadIcrc, Layer::kIcrc, icrc_off, "ICRC 0x{:08x} is wrong, expected 0x{:08x}",
-            wire, expected);
+        add(FindingCode::kBadIcrc, Layer::kIcrc, icrc_off,
+            "ICRC 0x{:08x} is wrong, expected 0x{:08x}", wire, expected);
     } else {
       p_.icrc = Icrc{load_icrc(&f_[icrc_off]), load_icrc(&f_[icrc_off])};
     }
@@ -305,11 +305,11 @@ class Decoder {
     if (b.version != 0)
       add(FindingCode::kTver, Layer::kBth, off + 1, "BTH transport version {} is not 0", b.version);
     if (b.resv6 != 0)
-      add(FindingCode::kReservedBits, Layer::kBth, off + 4, "BTH reserved bits (byte 4) are 0x{:02x}",
-          b.resv6);
+      add(FindingCode::kReservedBits, Layer::kBth, off + 4,
+          "BTH reserved bits (byte 4) are 0x{:02x}", b.resv6);
     if (b.resv7 != 0)
-      add(FindingCode::kReservedBits, Layer::kBth, off + 8, "BTH reserved bits (byte 8) are 0x{:02x}",
-          b.resv7);
+      add(FindingCode::kReservedBits, Layer::kBth, off + 8,
+          "BTH reserved bits (byte 8) are 0x{:02x}", b.resv7);
     const OpcodeInfo& op = opcode_info(b.opcode);
     if (!op.valid) {
       add(FindingCode::kReservedOpcode, Layer::kBth, off, "opcode 0x{:02x} is reserved", b.opcode);
@@ -318,7 +318,8 @@ class Decoder {
           "opcode 0x{:02x} ({}) belongs to a service no RoCE adapter carries", b.opcode, op.name);
     }
     if (p_.framing != Framing::kInfiniBand && b.dqpn == 0)
-      add(FindingCode::kQp0OnRoce, Layer::kBth, off + 5, "QP0 (subnet management) is not used on RoCE");
+      add(FindingCode::kQp0OnRoce, Layer::kBth, off + 5,
+          "QP0 (subnet management) is not used on RoCE");
 
     std::size_t pos = off + Bth::kSize;
     if (!extension_headers(op, pos, icrc_off)) return;
@@ -378,12 +379,30 @@ class Decoder {
     auto at = [&](Layer l) -> std::size_t {
       // Offsets of each present header, in wire order.
       std::size_t o = base;
-      if (p_.rdeth) { if (l == Layer::kRdeth) return o; o += Rdeth::kSize; }
-      if (p_.deth) { if (l == Layer::kDeth) return o; o += Deth::kSize; }
-      if (p_.xrceth) { if (l == Layer::kXrceth) return o; o += XrcEth::kSize; }
-      if (p_.feth) { if (l == Layer::kFeth) return o; o += Feth::kSize; }
-      if (p_.reth) { if (l == Layer::kReth) return o; o += Reth::kSize; }
-      if (p_.atomiceth) { if (l == Layer::kAtomicEth) return o; o += AtomicEth::kSize; }
+      if (p_.rdeth) {
+        if (l == Layer::kRdeth) return o;
+        o += Rdeth::kSize;
+      }
+      if (p_.deth) {
+        if (l == Layer::kDeth) return o;
+        o += Deth::kSize;
+      }
+      if (p_.xrceth) {
+        if (l == Layer::kXrceth) return o;
+        o += XrcEth::kSize;
+      }
+      if (p_.feth) {
+        if (l == Layer::kFeth) return o;
+        o += Feth::kSize;
+      }
+      if (p_.reth) {
+        if (l == Layer::kReth) return o;
+        o += Reth::kSize;
+      }
+      if (p_.atomiceth) {
+        if (l == Layer::kAtomicEth) return o;
+        o += AtomicEth::kSize;
+      }
       return o;
     };
     if (p_.rdeth && p_.rdeth->resv)
@@ -391,7 +410,8 @@ class Decoder {
     if (p_.deth && p_.deth->resv)
       add(FindingCode::kReservedBits, Layer::kDeth, at(Layer::kDeth) + 4, "DETH reserved byte set");
     if (p_.xrceth && p_.xrceth->resv)
-      add(FindingCode::kReservedBits, Layer::kXrceth, at(Layer::kXrceth), "XRCETH reserved byte set");
+      add(FindingCode::kReservedBits, Layer::kXrceth, at(Layer::kXrceth),
+          "XRCETH reserved byte set");
     if (p_.feth && p_.feth->resv)
       add(FindingCode::kReservedBits, Layer::kFeth, at(Layer::kFeth), "FETH reserved bits set");
     if (p_.reth && p_.reth->dmalen > 0x80000000u)
@@ -411,13 +431,13 @@ class Decoder {
       add(FindingCode::kPadCount, Layer::kBth, bth_off + 1,
           "payload {} + pad {} = {} bytes is not a multiple of 4", len, b.padcount, body);
     else if (len > 0 && b.padcount != ((4 - len % 4) % 4))
-      add(FindingCode::kPadCount, Layer::kBth, bth_off + 1, "pad count {} inconsistent with payload",
-          b.padcount);
+      add(FindingCode::kPadCount, Layer::kBth, bth_off + 1,
+          "pad count {} inconsistent with payload", b.padcount);
     switch (op.payload) {
       case PayloadRule::kNoPayload:
         if (body != 0)
-          add(FindingCode::kPayloadLength, Layer::kPayload, pos, "{} carries {} payload bytes, none allowed",
-              op.name, body);
+          add(FindingCode::kPayloadLength, Layer::kPayload, pos,
+              "{} carries {} payload bytes, none allowed", op.name, body);
         break;
       case PayloadRule::kExactPmtu:
         if (mtu_enum(static_cast<std::uint32_t>(len)) == 0)
@@ -432,13 +452,13 @@ class Decoder {
         break;
       case PayloadRule::kUpToPmtu0:
         if (len > kMaxMtu)
-          add(FindingCode::kPayloadLength, Layer::kPayload, pos, "{} payload of {} bytes exceeds 4096",
-              op.name, len);
+          add(FindingCode::kPayloadLength, Layer::kPayload, pos,
+              "{} payload of {} bytes exceeds 4096", op.name, len);
         break;
       case PayloadRule::kExactly8:
         if (len != 8)
-          add(FindingCode::kPayloadLength, Layer::kPayload, pos, "{} carries {} bytes, not 8", op.name,
-              len);
+          add(FindingCode::kPayloadLength, Layer::kPayload, pos, "{} carries {} bytes, not 8",
+              op.name, len);
         break;
       case PayloadRule::kUnknown:
         break;

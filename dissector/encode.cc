@@ -81,7 +81,8 @@ void encode_into(std::vector<std::uint8_t>& out, const Packet& p, const EncodeOp
     const bool global = p.grh.has_value();
     if (o.fill_lengths) {
       lrh.lnh = global ? Lrh::kIbaGlobal : Lrh::kIbaLocal;
-      lrh.pkt_len = static_cast<std::uint16_t>((Lrh::kSize + (global ? Grh::kSize : 0) + transport) / 4);
+      lrh.pkt_len =
+          static_cast<std::uint16_t>((Lrh::kSize + (global ? Grh::kSize : 0) + transport) / 4);
     }
     put(out, lrh);
     framing = global ? IcrcFraming::kIbGlobal : IcrcFraming::kIbLocal;

@@ -55,8 +55,8 @@ struct Vlan {
                 static_cast<std::uint16_t>(tci & 0x0FFF), be::load16(b.data() + 2)};
   }
   void encode(std::span<std::uint8_t, kSize> b) const {
-    be::store16(b.data(), static_cast<std::uint16_t>((pcp & 7) << 13 | (dei ? 1 << 12 : 0) |
-                                                     (vid & 0x0FFF)));
+    be::store16(b.data(),
+                static_cast<std::uint16_t>((pcp & 7) << 13 | (dei ? 1 << 12 : 0) | (vid & 0x0FFF)));
     be::store16(b.data() + 2, type);
   }
 };

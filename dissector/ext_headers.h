@@ -42,9 +42,7 @@ struct XrcEth {  // XRC ETH: the destination XRC SRQ
   static constexpr std::size_t kSize = 4;
   std::uint8_t resv = 0;
   std::uint32_t xrcsrq = 0;
-  static XrcEth decode(std::span<const std::uint8_t, kSize> b) {
-    return {b[0], be::load24(&b[1])};
-  }
+  static XrcEth decode(std::span<const std::uint8_t, kSize> b) { return {b[0], be::load24(&b[1])}; }
   void encode(std::span<std::uint8_t, kSize> b) const {
     b[0] = resv;
     be::store24(&b[1], xrcsrq);

@@ -14,9 +14,9 @@ constexpr std::size_t kLrhSize = 8;
 constexpr std::size_t kMaxMaskedPrefix = kLrhSize + 60 + 8 + 40 + 12;  // LRH+IPv4 opts+UDP/GRH+BTH
 
 void mask_ip6_style(std::uint8_t* h) {  // IPv6 header or GRH
-  h[0] |= 0x0F;                        // low nibble of traffic class
-  h[1] = h[2] = h[3] = 0xFF;           // rest of traffic class, flow label
-  h[7] = 0xFF;                         // hop limit
+  h[0] |= 0x0F;                         // low nibble of traffic class
+  h[1] = h[2] = h[3] = 0xFF;            // rest of traffic class, flow label
+  h[7] = 0xFF;                          // hop limit
 }
 
 // ISA-L's gzip CRC-32 has zlib's crc32() semantics (reflected 0xEDB88320, pre- and
@@ -41,9 +41,9 @@ std::uint32_t compute_icrc(Bytes data, IcrcFraming framing, std::size_t bth_offs
       std::memset(buf.data(), 0xFF, kLrhSize);
       const std::size_t ihl = std::size_t{static_cast<std::uint8_t>(h[0] & 0x0F)} * 4;
       if (ihl < 20 || ihl + 8 + 12 > prefix) return 0;
-      h[1] = 0xFF;              // TOS
-      h[8] = 0xFF;              // TTL
-      h[10] = h[11] = 0xFF;     // header checksum
+      h[1] = 0xFF;                     // TOS
+      h[8] = 0xFF;                     // TTL
+      h[10] = h[11] = 0xFF;            // header checksum
       h[ihl + 6] = h[ihl + 7] = 0xFF;  // UDP checksum
       break;
     }
@@ -81,7 +81,8 @@ std::uint16_t compute_vcrc(Bytes data) {
     std::array<std::uint16_t, 256> t{};
     for (unsigned i = 0; i < 256; ++i) {
       std::uint16_t c = static_cast<std::uint16_t>(i);
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? static_cast<std::uint16_t>((c >> 1) ^ 0xD008) : c >> 1;
+      for (int k = 0; k < 8; ++k)
+        c = (c & 1) ? static_cast<std::uint16_t>((c >> 1) ^ 0xD008) : c >> 1;
       t[i] = c;
     }
     return t;

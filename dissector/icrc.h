@@ -1,7 +1,7 @@
 // Invariant CRC (IBA Vol 1 ch. 7.8.1, Annex A16/A17) and the native-IB Variant CRC (ch. 7.8.2).
 //
-// ICRC: CRC-32 (zlib's / ISA-L's gzip CRC) over the packet from the routing header to the end of the payload and
-// pad, with fields that may change in flight forced to all-ones:
+// ICRC: CRC-32 (zlib's / ISA-L's gzip CRC) over the packet from the routing header to the end of
+// the payload and pad, with fields that may change in flight forced to all-ones:
 //   RoCEv2: 8 x 0xFF for the absent LRH; IPv4 TOS, TTL, checksum; IPv6 traffic class, flow
 //           label, hop limit; UDP checksum; BTH byte 4 (FECN, BECN, reserved).
 //   RoCEv1: 8 x 0xFF; GRH traffic class, flow label, hop limit; BTH byte 4.

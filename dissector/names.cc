@@ -63,7 +63,7 @@ bool syndrome_reserved(std::uint8_t s) {
 
 std::optional<std::uint32_t> ack_credits(std::uint8_t code) {
   static constexpr std::array<std::uint32_t, 31> kCredits = {
-      0,   1,   2,   3,    4,    6,    8,    12,   16,   24,    32,    48,    64,    96,    128, 192,
+      0,   1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,  192,
       256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768};
   if (code >= kCredits.size()) return std::nullopt;
   return kCredits[code];
@@ -72,13 +72,15 @@ std::optional<std::uint32_t> ack_credits(std::uint8_t code) {
 std::uint32_t rnr_timer_usec(std::uint8_t code) {
   // Code 25 is 61.44 ms (one software stack once had 61410).
   static constexpr std::array<std::uint32_t, 32> kUsec = {
-      655360, 10,    20,    30,    40,    60,    80,     120,    160,    240,   320,
-      480,    640,   960,   1280,  1920,  2560,  3840,   5120,   7680,   10240, 15360,
+      655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,   320,
+      480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240, 15360,
       20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
   return kUsec[code & 0x1F];
 }
 
-std::uint32_t mtu_bytes(std::uint8_t e) { return (e >= 1 && e <= 5) ? 128u << e : 0; }
+std::uint32_t mtu_bytes(std::uint8_t e) {
+  return (e >= 1 && e <= 5) ? 128u << e : 0;
+}
 
 std::uint8_t mtu_enum(std::uint32_t bytes) {
   for (std::uint8_t e = 1; e <= 5; ++e)

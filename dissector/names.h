@@ -13,7 +13,9 @@ enum class AethType : std::uint8_t { kAck = 0, kRnrNak = 1, kReserved = 2, kNak 
 constexpr AethType aeth_type(std::uint8_t syndrome) {
   return static_cast<AethType>((syndrome >> 5) & 3);
 }
-constexpr std::uint8_t aeth_value(std::uint8_t syndrome) { return syndrome & 0x1F; }
+constexpr std::uint8_t aeth_value(std::uint8_t syndrome) {
+  return syndrome & 0x1F;
+}
 
 namespace syndrome {
 inline constexpr std::uint8_t kAckUnlimited = 0x1F;

@@ -71,8 +71,12 @@ constexpr bool uc_has(std::uint8_t low) {
   // UC carries SEND and RDMA WRITE only.
   return low <= 0x0B && low != 0x0C;
 }
-constexpr bool rd_has(std::uint8_t low) { return low <= 0x15 || low == 0x1C || low == 0x1D; }
-constexpr bool rc_has(std::uint8_t low) { return !kOps[low].op_name.empty() && low != 0x15; }
+constexpr bool rd_has(std::uint8_t low) {
+  return low <= 0x15 || low == 0x1C || low == 0x1D;
+}
+constexpr bool rc_has(std::uint8_t low) {
+  return !kOps[low].op_name.empty() && low != 0x15;
+}
 
 struct Table {
   std::array<OpcodeInfo, 256> info{};
@@ -104,7 +108,8 @@ constexpr Table build() {
         service = Service::kRd;
         valid = rd_has(low);
         // Every RD packet opens with RDETH; requests add DETH (IBA 9.3.3).
-        headers = static_cast<std::uint16_t>(headers | hdr::kRdeth | (d.is_request ? hdr::kDeth : 0));
+        headers =
+            static_cast<std::uint16_t>(headers | hdr::kRdeth | (d.is_request ? hdr::kDeth : 0));
         break;
       case 3:
         service = Service::kUd;
@@ -129,16 +134,16 @@ constexpr Table build() {
     }
     if (service == Service::kManufacturer) {
       name.append("MANUFACTURER_SPECIFIC");
-      info = OpcodeInfo{{}, "MANUFACTURER_SPECIFIC", service, kOther, kNone, kUnknown, 0, true,
-                        false};
+      info =
+          OpcodeInfo{{}, "MANUFACTURER_SPECIFIC", service, kOther, kNone, kUnknown, 0, true, false};
     } else if (service == Service::kCnp && valid) {
       name.append("CNP");
       info = OpcodeInfo{{}, "CNP", service, kCnp, kNone, kNoPayload, hdr::kCnpBody, true, false};
     } else if (valid) {
       name.append(kPrefix[static_cast<int>(service)]);
       name.append(d.op_name);
-      info = OpcodeInfo{{}, d.op_name, service, d.kind, d.position, d.payload, headers, true,
-                        d.is_request};
+      info = OpcodeInfo{{},        d.op_name, service, d.kind,      d.position,
+                        d.payload, headers,   true,    d.is_request};
     } else {
       name.append("RESERVED");
       info.op_name = "RESERVED";
@@ -153,7 +158,8 @@ constexpr Table kBuilt = build();
 struct Finished {
   std::array<OpcodeInfo, 256> info;
   Finished() : info(kBuilt.info) {
-    for (int i = 0; i < 256; ++i) info[i].name = {kBuilt.names[i].text.data(), kBuilt.names[i].size};
+    for (int i = 0; i < 256; ++i)
+      info[i].name = {kBuilt.names[i].text.data(), kBuilt.names[i].size};
   }
 };
 
@@ -165,11 +171,13 @@ const Finished& finished() {
 }  // namespace
 
 std::string_view service_name(Service service) {
-  static constexpr std::string_view kNames[] = {"RC",  "UC",           "RD",      "UD",
+  static constexpr std::string_view kNames[] = {"RC",  "UC",  "RD",           "UD",
                                                 "CNP", "XRC", "MANUFACTURER", "RESERVED"};
   return kNames[static_cast<int>(service)];
 }
 
-const OpcodeInfo& opcode_info(std::uint8_t op) { return finished().info[op]; }
+const OpcodeInfo& opcode_info(std::uint8_t op) {
+  return finished().info[op];
+}
 
 }  // namespace roceconf

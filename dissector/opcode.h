@@ -32,12 +32,12 @@ enum class Position : std::uint8_t { kNone, kFirst, kMiddle, kLast, kOnly };
 
 // Payload rule for the opcode (IBA 9.8.3, spec-facts §5).
 enum class PayloadRule : std::uint8_t {
-  kNoPayload,    // no payload allowed
-  kExactPmtu,    // FIRST / MIDDLE: exactly the path MTU
-  kUpToPmtu1,    // LAST: 1 .. PMTU
-  kUpToPmtu0,    // ONLY: 0 .. PMTU
-  kExactly8,     // ATOMIC_WRITE
-  kUnknown,      // manufacturer-specific / reserved: not checked
+  kNoPayload,  // no payload allowed
+  kExactPmtu,  // FIRST / MIDDLE: exactly the path MTU
+  kUpToPmtu1,  // LAST: 1 .. PMTU
+  kUpToPmtu0,  // ONLY: 0 .. PMTU
+  kExactly8,   // ATOMIC_WRITE
+  kUnknown,    // manufacturer-specific / reserved: not checked
 };
 
 enum class OpKind : std::uint8_t {

@@ -11,8 +11,8 @@
 
 #include "dissector/bytes.h"
 #include "dissector/eth.h"
-#include "dissector/fields.h"
 #include "dissector/ext_headers.h"
+#include "dissector/fields.h"
 #include "dissector/finding.h"
 #include "dissector/ib_headers.h"
 #include "dissector/ip.h"
@@ -25,7 +25,7 @@ namespace roceconf {
 // Link types, numbered as pcap's LINKTYPE_* values.
 enum class LinkType : std::uint16_t {
   kEthernet = 1,
-  kRaw = 101,        // raw IPv4 or IPv6
+  kRaw = 101,  // raw IPv4 or IPv6
   kLinuxSll = 113,
   kErf = 197,
   kInfiniBand = 247,
@@ -105,11 +105,11 @@ void decode_into(Packet& out, Bytes frame, LinkType link, const DecodeOptions& o
 
 struct EncodeOptions {
   LinkType link = LinkType::kEthernet;  // kRaw: RoCEv2 without the Ethernet header
-  bool fill_lengths = true;    // IP total/payload length, UDP length, GRH PayLen, LRH PktLen
-  bool fill_checksum = true;   // IPv4 header checksum
-  bool fill_pad = true;        // BTH pad count from the payload length
-  bool fill_icrc = true;       // ICRC (and VCRC); otherwise packet.icrc/vcrc values are used
-  bool fill_dmalen = false;    // RETH DMA length = payload length (ONLY packets)
+  bool fill_lengths = true;   // IP total/payload length, UDP length, GRH PayLen, LRH PktLen
+  bool fill_checksum = true;  // IPv4 header checksum
+  bool fill_pad = true;       // BTH pad count from the payload length
+  bool fill_icrc = true;      // ICRC (and VCRC); otherwise packet.icrc/vcrc values are used
+  bool fill_dmalen = false;   // RETH DMA length = payload length (ONLY packets)
 };
 
 // Serialises `packet` for its framing (RoCEv2 when ipv4/ipv6+udp are set, RoCEv1 when a GRH

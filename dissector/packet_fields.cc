@@ -46,7 +46,11 @@ void visit_fields(const Packet& p, FieldSink& sink) {
     const Ipv4& i = *p.ipv4;
     e.layer("ipv4").u("version", i.version).u("ihl", i.ihl).u("dscp", i.dscp).u("ecn", i.ecn);
     e.u("len", i.total_length).u("id", i.id).b("df", i.df).b("mf", i.mf).u("frag", i.frag_offset);
-    e.u("ttl", i.ttl).u("proto", i.protocol).u("chksum", i.checksum).a("src", i.src).a("dst", i.dst);
+    e.u("ttl", i.ttl)
+        .u("proto", i.protocol)
+        .u("chksum", i.checksum)
+        .a("src", i.src)
+        .a("dst", i.dst);
   }
   if (p.ipv6) {
     const Ipv6& i = *p.ipv6;
@@ -65,17 +69,27 @@ void visit_fields(const Packet& p, FieldSink& sink) {
   }
   if (p.grh) {
     const Grh& g = *p.grh;
-    e.layer("grh").u("ipver", g.ip_version).u("tclass", g.traffic_class).u("flowlabel", g.flow_label);
+    e.layer("grh")
+        .u("ipver", g.ip_version)
+        .u("tclass", g.traffic_class)
+        .u("flowlabel", g.flow_label);
     e.u("paylen", g.pay_len).u("nexthdr", g.next_header).u("hoplmt", g.hop_limit);
     e.a("sgid", g.sgid).a("dgid", g.dgid);
   }
   if (p.bth) {
     const Bth& b = *p.bth;
     const OpcodeInfo& op = opcode_info(b.opcode);
-    e.layer("bth").u("opcode", b.opcode).s("opcode_name", op.name).s("service", service_name(op.service));
+    e.layer("bth")
+        .u("opcode", b.opcode)
+        .s("opcode_name", op.name)
+        .s("service", service_name(op.service));
     e.b("solicited", b.solicited).b("migreq", b.migreq).u("padcount", b.padcount);
     e.u("version", b.version).u("pkey", b.pkey).b("fecn", b.fecn).b("becn", b.becn);
-    e.u("resv6", b.resv6).u("dqpn", b.dqpn).b("ackreq", b.ackreq).u("resv7", b.resv7).u("psn", b.psn);
+    e.u("resv6", b.resv6)
+        .u("dqpn", b.dqpn)
+        .b("ackreq", b.ackreq)
+        .u("resv7", b.resv7)
+        .u("psn", b.psn);
   }
   if (p.rdeth) e.layer("rdeth").u("eecnxt", p.rdeth->eecnxt);
   if (p.deth) e.layer("deth").u("qkey", p.deth->qkey).u("srcqp", p.deth->srcqp);

@@ -130,7 +130,8 @@ TEST(Findings, BadIcrcOnlyWhenIcrcIsWrong) {
   ASSERT_TRUE(find(d, FindingCode::kBadIcrc));
   EXPECT_EQ(d.icrc->value, 0x12345678u);
   EXPECT_EQ(find(d, FindingCode::kBadIcrc)->offset, frame.size() - 4);
-  EXPECT_FALSE(decode(frame, LinkType::kEthernet, {.check_icrc = false}).has(FindingCode::kBadIcrc));
+  EXPECT_FALSE(
+      decode(frame, LinkType::kEthernet, {.check_icrc = false}).has(FindingCode::kBadIcrc));
 }
 
 TEST(Findings, SyndromeAlignmentAndDmaLength) {

@@ -226,11 +226,10 @@ TEST(Frames, RoceV2OverIpv6AndRoceV1AndNativeIbRoundTrip) {
   ib.lrh = Lrh{};
   Packet ibg = ib;
   ibg.grh = Grh{};
-  for (auto [p, link, framing] :
-       {std::tuple{v6, LinkType::kEthernet, Framing::kRoceV2},
-        std::tuple{v1, LinkType::kEthernet, Framing::kRoceV1},
-        std::tuple{ib, LinkType::kInfiniBand, Framing::kInfiniBand},
-        std::tuple{ibg, LinkType::kInfiniBand, Framing::kInfiniBand}}) {
+  for (auto [p, link, framing] : {std::tuple{v6, LinkType::kEthernet, Framing::kRoceV2},
+                                  std::tuple{v1, LinkType::kEthernet, Framing::kRoceV1},
+                                  std::tuple{ib, LinkType::kInfiniBand, Framing::kInfiniBand},
+                                  std::tuple{ibg, LinkType::kInfiniBand, Framing::kInfiniBand}}) {
     const auto frame = encode(p);
     const Packet d = decode(frame, link);
     EXPECT_EQ(d.framing, framing);

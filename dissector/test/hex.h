@@ -14,7 +14,8 @@ inline std::vector<std::uint8_t> from_hex(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (!std::isxdigit(static_cast<unsigned char>(c))) continue;
-    const int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(c) - 'a' + 10);
+    const int v =
+        std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(c) - 'a' + 10);
     if (hi < 0) {
       hi = v;
     } else {

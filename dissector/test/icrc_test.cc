@@ -42,7 +42,7 @@ TEST(Icrc, RoceV2Ipv4ScapyBuilt) {
   const auto frame = encode(p);
   ASSERT_EQ(frame.size(), 14u + 64u);
   EXPECT_EQ(be::load16(&frame[14 + 10]), 0xb4d5);  // Scapy's IPv4 checksum
-  EXPECT_EQ(frame[14 + 20 + 8 + 1] & 0x30, 0x20);   // pad count 2
+  EXPECT_EQ(frame[14 + 20 + 8 + 1] & 0x30, 0x20);  // pad count 2
   const std::vector<std::uint8_t> icrc(frame.end() - 4, frame.end());
   EXPECT_EQ(icrc, from_hex("78 F3 53 F3"));
   const Packet d = decode(frame);
@@ -70,7 +70,9 @@ TEST(Icrc, CnpCapturedOnConnectX4Lx) {
   // 10.0.17.1 -> 10.0.18.1, TOS 0xC2, UDP sport 0 and checksum 0, CNP to QP 0x000118, BECN.
   const auto frame = from_hex(
       "e41d2dab2bc27cfe90643b32080045c2003c718c400040119161 0a001101 0a001201"
-      "000012b700280000 8100ffff40000118" "0000000000000000000000000000000000000000" "82fd002a");
+      "000012b700280000 8100ffff40000118"
+      "0000000000000000000000000000000000000000"
+      "82fd002a");
   const Packet p = decode(frame);
   ASSERT_TRUE(p.bth);
   EXPECT_EQ(p.bth->opcode, opcode::kCnp);

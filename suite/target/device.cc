@@ -80,7 +80,8 @@ VerbsResult<Cq*> Device::create_cq(std::uint32_t depth) {
     return verbs_error(VerbsStatus::kNoMem, "create_cq: {} CQs exist (max_cq)", attr_.max_cq);
   }
   const std::uint32_t h = next_cq_++;
-  auto cq = std::make_unique<Cq>(h, depth, Cq::Env{&events_, &channel_, &counters_, quirks_.has(Quirk::kCqOverflowLate)});
+  auto cq = std::make_unique<Cq>(
+      h, depth, Cq::Env{&events_, &channel_, &counters_, quirks_.has(Quirk::kCqOverflowLate)});
   Cq* raw = cq.get();
   cqs_[h] = std::move(cq);
   return raw;
@@ -137,7 +138,9 @@ VerbsResult<Qp*> Device::create_qp(const QpInit& init) {
   auto qpn = allocate_qpn(init.qp_type);
   if (!qpn) return std::unexpected(qpn.error());
 
-  auto qp = std::make_unique<Qp>(*qpn, init, *scq, *rcq, Qp::Env{&port_, &attr_.qp, &events_, quirks_.has(Quirk::kIllegalTransitionAccepted)});
+  auto qp = std::make_unique<Qp>(
+      *qpn, init, *scq, *rcq,
+      Qp::Env{&port_, &attr_.qp, &events_, quirks_.has(Quirk::kIllegalTransitionAccepted)});
   Qp* raw = qp.get();
   qps_[*qpn] = std::move(qp);
   ++pd->second.qp_count;

@@ -117,8 +117,8 @@ void Nic::dispatch(const Packet& p, Bytes) {
     // Connected QPs take packets only from the peer their address vector names.
     const Gid& peer = qp->attr().ah_attr.dgid;
     const auto peer_v4 = gid_ipv4(peer);
-    const bool from_peer = p.ipv4 ? (peer_v4 && *peer_v4 == p.ipv4->src)
-                                  : (p.ipv6 && !peer_v4 && peer == p.ipv6->src);
+    const bool from_peer =
+        p.ipv4 ? (peer_v4 && *peer_v4 == p.ipv4->src) : (p.ipv6 && !peer_v4 && peer == p.ipv6->src);
     if (!from_peer) return;
   }
   const std::optional<std::uint16_t> qp_pkey = qp->pkey();

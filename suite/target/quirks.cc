@@ -37,9 +37,13 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
 }};
 }  // namespace
 
-std::span<const QuirkInfo> all_quirks() { return kQuirks; }
+std::span<const QuirkInfo> all_quirks() {
+  return kQuirks;
+}
 
-const QuirkInfo& quirk_info(Quirk q) { return kQuirks[static_cast<std::size_t>(q)]; }
+const QuirkInfo& quirk_info(Quirk q) {
+  return kQuirks[static_cast<std::size_t>(q)];
+}
 
 std::expected<void, std::string> Quirks::enable(std::string_view name) {
   for (const QuirkInfo& info : kQuirks) {
@@ -49,7 +53,8 @@ std::expected<void, std::string> Quirks::enable(std::string_view name) {
     }
   }
   std::string known;
-  for (const QuirkInfo& info : kQuirks) known += fmt::format("{}{}", known.empty() ? "" : ", ", info.name);
+  for (const QuirkInfo& info : kQuirks)
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", info.name);
   return std::unexpected(fmt::format("unknown quirk '{}' (known: {})", name, known));
 }
 

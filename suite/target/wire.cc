@@ -32,7 +32,11 @@ std::uint32_t icrc_without_pad(Bytes frame, const Packet& p) {
 
 Wire::Wire(const Port& port, const Quirks& quirks, Counters& counters, Sink sink,
            std::uint16_t udp_port)
-    : port_(port), quirks_(quirks), counters_(counters), sink_(std::move(sink)), udp_port_(udp_port) {}
+    : port_(port),
+      quirks_(quirks),
+      counters_(counters),
+      sink_(std::move(sink)),
+      udp_port_(udp_port) {}
 
 Packet Wire::packet_to(const AddressVector& av, std::uint32_t src_qpn, std::uint32_t dest_qpn,
                        std::uint16_t pkey) const {
@@ -59,7 +63,8 @@ Packet Wire::packet_to(const AddressVector& av, std::uint32_t src_qpn, std::uint
   }
   std::uint16_t sport = av.udp_sport;
   if (sport == 0) {
-    const std::uint32_t fl = av.flow_label ? av.flow_label : rdma_calc_flow_label(src_qpn, dest_qpn);
+    const std::uint32_t fl =
+        av.flow_label ? av.flow_label : rdma_calc_flow_label(src_qpn, dest_qpn);
     sport = rdma_flow_label_to_udp_sport(fl);
   }
   p.udp = Udp{sport, udp_port_, 0, 0};
@@ -96,8 +101,10 @@ Packet Wire::reply_to(const Packet& rx, std::uint32_t dest_qpn, std::uint16_t pk
 void Wire::send(const Packet& packet) {
   encode_into(buffer_, packet);
   if (quirks_.has(Quirk::kIcrcPadExcluded)) {
-    const Packet d = decode(buffer_, LinkType::kEthernet, {.udp_port = udp_port_, .check_icrc = false});
-    if (d.bth && d.bth->padcount != 0) store_icrc(&buffer_[buffer_.size() - 4], icrc_without_pad(buffer_, d));
+    const Packet d =
+        decode(buffer_, LinkType::kEthernet, {.udp_port = udp_port_, .check_icrc = false});
+    if (d.bth && d.bth->padcount != 0)
+      store_icrc(&buffer_[buffer_.size() - 4], icrc_without_pad(buffer_, d));
   }
   counters_.tx_packets++;
   counters_.tx_bytes += buffer_.size();

@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <deque>
-#include <functional>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -28,9 +28,9 @@
 
 #include "capture/port/raw_socket_port.h"
 #include "dissector/mad/rdma_cm.h"
+#include "suite/target/address_text.h"
 #include "suite/target/cm_agent.h"
 #include "suite/target/nic.h"
-#include "suite/target/address_text.h"
 #include "suite/target/rcnf_private_data.h"
 #include "suite/target/test/line_client.h"
 #include "suite/target/test/peer_frames.h"
@@ -340,7 +340,6 @@ TEST(TargetDaemon, OnVethPairServesControlSurvivesGarbageAndStopsOnSigterm) {
   EXPECT_FALSE(fs::exists(control));
 }
 
-
 // Two NICs over a real veth pair: an in-process reference NIC on a raw socket in namespace a
 // connects through its CM agent to the daemon's responder application in namespace b and moves
 // data with SEND, RDMA WRITE, RDMA READ and FETCH_ADD.
@@ -372,7 +371,8 @@ TEST(TargetDaemon, InProcessNicMovesDataToTheDaemonOverVeth) {
   config.device.port.mac = (*port)->mac();
   config.ipv4 = {192, 0, 2, 1};
   std::deque<std::vector<std::uint8_t>> outbox;  // the sink must not re-enter the NIC
-  Nic nic(config, [&](std::span<const std::uint8_t> f) { outbox.emplace_back(f.begin(), f.end()); });
+  Nic nic(config,
+          [&](std::span<const std::uint8_t> f) { outbox.emplace_back(f.begin(), f.end()); });
   auto now = [&] { return static_cast<std::uint64_t>((*port)->clock().now_ns()); };
   // Runs the NIC on the port until `done` or 5 s pass.
   auto run_until = [&](const std::function<bool()>& done) {

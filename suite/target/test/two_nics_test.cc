@@ -47,7 +47,9 @@ struct BackToBack {
 
   void record(std::span<const std::uint8_t> f) {
     // Simulated time: 2026-01-01 plus the pump clock.
-    if (capture) (void)capture->write(PcapngRecord{.frame = f, .unix_ns = 1767225600'000000000 + static_cast<std::int64_t>(now)});
+    if (capture)
+      (void)capture->write(PcapngRecord{
+          .frame = f, .unix_ns = 1767225600'000000000 + static_cast<std::int64_t>(now)});
   }
   std::unique_ptr<ResponderApp> app;
   std::uint64_t now = 1;
@@ -95,12 +97,15 @@ Local make_local(Nic& nic, std::uint64_t buffer_size) {
   MrInit m;
   m.pd = l.pd;
   m.length = buffer_size;
-  m.access = access::kLocalWrite | access::kRemoteRead | access::kRemoteWrite | access::kRemoteAtomic;
+  m.access =
+      access::kLocalWrite | access::kRemoteRead | access::kRemoteWrite | access::kRemoteAtomic;
   l.mr = *d.reg_mr(m);
   return l;
 }
 
-std::vector<Cqe> drain(Nic& nic, std::uint32_t cq) { return *nic.device().poll_cq(cq, 1024); }
+std::vector<Cqe> drain(Nic& nic, std::uint32_t cq) {
+  return *nic.device().poll_cq(cq, 1024);
+}
 
 class TwoNics : public ::testing::TestWithParam<PathMtu> {};
 
