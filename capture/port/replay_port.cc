@@ -6,29 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "capture/pcap_reader.h"
+
 namespace roceconf {
-namespace {
-
-std::optional<LinkType> link_from_dlt(int dlt) {
-  switch (dlt) {
-    case DLT_EN10MB:
-      return LinkType::kEthernet;
-    case DLT_RAW:
-      return LinkType::kRaw;
-    case DLT_LINUX_SLL:
-      return LinkType::kLinuxSll;
-    case DLT_LINUX_SLL2:
-      return LinkType::kLinuxSll2;
-    case DLT_ERF:
-      return LinkType::kErf;
-    case DLT_INFINIBAND:
-      return LinkType::kInfiniBand;
-    default:
-      return std::nullopt;
-  }
-}
-
-}  // namespace
 
 ReplayPort::ReplayPort(pcap* handle, std::string path, LinkType link)
     : handle_(handle), path_(std::move(path)), name_("replay:" + path_), link_(link) {}
@@ -59,7 +39,7 @@ std::expected<std::unique_ptr<ReplayPort>, PortError> ReplayPort::open(const std
         code, "cannot replay '" + path + "': " + errbuf + " (expected a pcap or pcapng file)"});
   }
   const int dlt = pcap_datalink(handle);
-  const auto link = link_from_dlt(dlt);
+  const auto link = link_type_from_dlt(dlt);
   if (!link) {
     const char* dlt_name = pcap_datalink_val_to_name(dlt);
     pcap_close(handle);
