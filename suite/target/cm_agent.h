@@ -63,6 +63,7 @@ struct ConnectParams {
   std::vector<std::uint8_t> private_data;  // at most 92 bytes (56 after an rdma_cm header)
 };
 
+// CM messages passed to callbacks view the received frame: copy what must outlive the call.
 struct ConnectCallbacks {
   std::function<void(std::uint32_t qp_num, const CmRep& rep)> established;  // RTU sent, QP in RTS
   std::function<void(std::uint16_t reason)> rejected;                       // REJ received

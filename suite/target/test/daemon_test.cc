@@ -406,6 +406,7 @@ TEST(TargetDaemon, InProcessNicMovesDataToTheDaemonOverVeth) {
   Mr* mr = *d.reg_mr(m);
 
   std::optional<CmRep> rep;
+  std::vector<std::uint8_t> rep_private;  // the REP views its frame only during the callback
   std::optional<std::uint16_t> rejected;
   ConnectParams params;
   params.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, 7471);
@@ -413,14 +414,17 @@ TEST(TargetDaemon, InProcessNicMovesDataToTheDaemonOverVeth) {
   params.peer.dmac = pair.mac_b();
   params.qp_num = qpn;
   ConnectCallbacks callbacks;
-  callbacks.established = [&](std::uint32_t, const CmRep& r) { rep = r; };
+  callbacks.established = [&](std::uint32_t, const CmRep& r) {
+    rep = r;
+    rep_private.assign(r.private_data.begin(), r.private_data.end());
+  };
   callbacks.rejected = [&](std::uint16_t reason) { rejected = reason; };
   nic.tick(now());
   ASSERT_TRUE(nic.cm().connect(params, callbacks));
   run_until([&] { return rep.has_value() || rejected.has_value(); });
   ASSERT_FALSE(rejected) << "REJ reason " << *rejected;
   ASSERT_TRUE(rep) << "no REP from the daemon; stderr: " << daemon.err();
-  const auto remote = RcnfPrivateData::decode(rep->private_data);
+  const auto remote = RcnfPrivateData::decode(rep_private);
   ASSERT_TRUE(remote) << remote.error();
 
   auto bytes = mr->bytes();

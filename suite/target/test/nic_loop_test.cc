@@ -45,18 +45,22 @@ TEST(NicLoop, TwoNicsOnAMemoryPairConnectAndWriteThenRead) {
   Mr* mr = *d.reg_mr(MrInit{pd, 8192, access::kLocalWrite, std::nullopt, {}});
 
   std::optional<CmRep> rep;
+  std::vector<std::uint8_t> rep_private;  // the REP views its frame only during the callback
   ConnectParams params;
   params.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, 7471);
   params.peer.dgid = gid_from_ipv4({192, 0, 2, 2});
   params.peer.dmac = mac_b;
   params.qp_num = qpn;
   ConnectCallbacks callbacks;
-  callbacks.established = [&](std::uint32_t, const CmRep& r) { rep = r; };
+  callbacks.established = [&](std::uint32_t, const CmRep& r) {
+    rep = r;
+    rep_private.assign(r.private_data.begin(), r.private_data.end());
+  };
   a.nic().tick(a.now());
   ASSERT_TRUE(a.nic().cm().connect(params, callbacks));
   run([&] { return rep.has_value(); });
   ASSERT_TRUE(rep);
-  const auto remote = RcnfPrivateData::decode(rep->private_data);
+  const auto remote = RcnfPrivateData::decode(rep_private);
   ASSERT_TRUE(remote) << remote.error();
 
   auto bytes = mr->bytes();

@@ -124,6 +124,7 @@ TEST_P(TwoNics, ConnectAndMoveData) {
 
   Local a = make_local(link.a, 64 * 1024);
   std::optional<CmRep> rep;
+  std::vector<std::uint8_t> rep_private;  // the REP views its frame only during the callback
   std::optional<std::uint16_t> rejected;
   ConnectParams params;
   params.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, 7471);
@@ -135,7 +136,10 @@ TEST_P(TwoNics, ConnectAndMoveData) {
   params.responder_resources = 4;
   params.initiator_depth = 4;
   ConnectCallbacks cb;
-  cb.established = [&](std::uint32_t, const CmRep& r) { rep = r; };
+  cb.established = [&](std::uint32_t, const CmRep& r) {
+    rep = r;
+    rep_private.assign(r.private_data.begin(), r.private_data.end());
+  };
   cb.rejected = [&](std::uint16_t reason) { rejected = reason; };
   bool disconnected = false;
   cb.disconnected = [&](std::uint32_t) { disconnected = true; };
@@ -145,7 +149,7 @@ TEST_P(TwoNics, ConnectAndMoveData) {
   ASSERT_FALSE(rejected) << "REJ reason " << *rejected;
   ASSERT_TRUE(rep);
   EXPECT_EQ(link.a.device().qp(a.qp)->state(), QpState::kRts);
-  const auto remote = RcnfPrivateData::decode(rep->private_data);
+  const auto remote = RcnfPrivateData::decode(rep_private);
   ASSERT_TRUE(remote) << remote.error();
   ASSERT_EQ(link.app->connections().size(), 1u);
   const auto& conn = link.app->connections().begin()->second;
