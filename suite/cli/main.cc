@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "suite/cli/decode_command.h"
+#include "suite/cli/run_command.h"
 #include "suite/cli/target_command.h"
 
 namespace {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", ROCECONF_VERSION);
   app.require_subcommand(1);
   std::function<int()> run;
+  roceconf::cli::add_run_command(app, run);
   roceconf::cli::add_decode_command(app, run);
   roceconf::cli::add_target_command(app, run);
 

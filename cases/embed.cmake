@@ -1,0 +1,11 @@
+# Writes OUT: every cases/**/*.rcase under ROOT as a string in the binary.
+file(GLOB_RECURSE scripts RELATIVE ${ROOT} ${ROOT}/cases/*.rcase)
+list(SORT scripts)
+set(body "// Generated from cases/**/*.rcase by cases/embed.cmake. Do not edit.\n#include \"cases/embedded.h\"\n\nnamespace roceconf::cases {\n\nnamespace {\nconstexpr EmbeddedScript kScripts[] = {\n")
+foreach(s IN LISTS scripts)
+  file(READ ${ROOT}/${s} text)
+  set(body "${body}  {\"${s}\", R\"rcase(${text})rcase\"},\n")
+endforeach()
+set(body "${body}};\n}  // namespace\n\nstd::span<const EmbeddedScript> embedded_scripts() { return kScripts; }\n\n}  // namespace roceconf::cases\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,797 @@
+#include "dissector/analysis/rc_tracker.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+#include <utility>
+
+#include "dissector/analysis/address.h"
+#include "dissector/analysis/cm_tracker.h"
+#include "dissector/analysis/psn.h"
+#include "dissector/names.h"
+
+namespace roceconf::analysis {
+
+namespace {
+
+// A READ of 2^31 bytes at PMTU 256 would take 2^23 PSNs; keep spans well inside the half of the
+// PSN space that diff() can order.
+constexpr std::uint32_t kMaxSpan = 1u << 20;
+
+constexpr std::uint32_t kMtus[] = {256, 512, 1024, 2048, 4096};
+
+bool is_data(OpKind k) {
+  return k == OpKind::kSend || k == OpKind::kWrite;
+}
+// Requests answered by a READ response (rxe answers FLUSH and ATOMIC_WRITE that way).
+bool read_like(OpKind k) {
+  return k == OpKind::kReadRequest || k == OpKind::kFlush || k == OpKind::kAtomicWrite;
+}
+bool atomic(OpKind k) {
+  return k == OpKind::kCompareSwap || k == OpKind::kFetchAdd;
+}
+bool message_end(Position pos) {
+  return pos == Position::kLast || pos == Position::kOnly;
+}
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) {
+  return a == 0 ? 1 : static_cast<std::uint32_t>((std::uint64_t{a} + b - 1) / b);
+}
+
+std::uint32_t read_span(std::uint32_t dmalen, std::uint32_t pmtu) {
+  return std::min(ceil_div(dmalen, pmtu), kMaxSpan);
+}
+
+// Linux rxe pkey_match(): same partition, and at least one side a full member.
+bool pkey_match(std::uint16_t a, std::uint16_t b) {
+  return (a & 0x7FFF) != 0 && (a & 0x7FFF) == (b & 0x7FFF) && ((a | b) & 0x8000) != 0;
+}
+
+struct Entry {
+  std::uint32_t psn = 0;
+  std::uint32_t span = 1;
+  std::uint64_t first_frame = 0;
+  std::uint64_t last_frame = 0;
+  std::int64_t last_time = 0;
+  std::uint32_t dmalen = 0;
+  std::uint32_t read_bytes = 0;  // READ response payload received so far
+  std::uint32_t read_seen = 0;   // highest response index k seen
+  std::uint8_t opcode = 0;
+  OpKind kind = OpKind::kOther;
+  Position pos = Position::kNone;
+  bool answered = false;          // acknowledged, answered or refused
+  bool counted = false;           // counted as a completed message for the MSN
+  bool span_provisional = false;  // READ span not yet known (path MTU unknown)
+  bool read_gap = false;          // some READ response not seen
+};
+
+struct Requests {
+  bool started = false;
+  bool start_known = false;  // from CM
+  std::uint32_t start_psn = 0;
+  std::uint32_t next = 0;      // PSN after the highest request PSN seen
+  std::uint32_t frontier = 0;  // every PSN before it is (implicitly) acknowledged
+  std::deque<Entry> window;    // ordered by PSN
+  // Go-back-N after a sequence-error or RNR NAK.
+  bool goback = false;
+  std::uint32_t nak_psn = 0;
+  std::uint64_t nak_frame = 0;
+  std::uint8_t nak_syndrome = 0;
+  bool resent_since_nak = false;
+};
+
+struct Channel {
+  std::uint32_t id = 0;
+  AddressKey key;
+  Service service = Service::kRc;
+  std::uint32_t peer = 0;
+  LinkSource link = LinkSource::kNone;
+  std::uint32_t connection = 0;
+  std::uint32_t pmtu = 0;
+  PmtuSource pmtu_source = PmtuSource::kUnknown;
+  std::optional<std::uint16_t> pkey;  // negotiated by CM
+  Requests req;                       // requests arriving on this channel
+  bool has_msn = false;               // MSN of responses arriving on this channel
+  std::uint32_t msn = 0;
+  std::uint64_t last_frame = 0;
+};
+
+struct Completion {
+  std::uint32_t count = 0;      // requests newly acknowledged
+  std::uint32_t completed = 0;  // messages newly completed (for the MSN)
+  std::uint64_t first_frame = 0;
+};
+
+}  // namespace
+
+struct RcTracker::Impl {
+  Options options;
+  std::uint32_t next_id = 1;
+  std::unordered_map<std::uint32_t, Channel> channels;
+  std::unordered_map<AddressKey, std::uint32_t, AddressKeyHash> by_key;
+  // (src, dst, 0) -> channels from src to dst, for pairing without CM.
+  std::unordered_map<AddressKey, std::vector<std::uint32_t>, AddressKeyHash> by_pair;
+
+  // Per-frame context.
+  std::uint64_t frame = 0;
+  std::int64_t time = 0;
+  Flags* flags = nullptr;
+  std::vector<RcAnswer>* answers = nullptr;
+
+  Channel& channel(const AddressKey& key, Service service);
+  Channel* get(std::uint32_t id) {
+    const auto it = channels.find(id);
+    return it == channels.end() ? nullptr : &it->second;
+  }
+  void evict();
+  void unlink(Channel& ch);
+  void reset(Channel& ch);
+  void link(Channel& a, Channel& b, LinkSource source);
+  void link_cm(Channel& ch, CmTracker& cm);
+  void try_pair(Channel& responses, const Packet& p, const OpcodeInfo& op);
+  void set_pmtu(Channel& ch, std::uint32_t pmtu, PmtuSource source);
+  void check_mtu(const Channel& ch, const Packet& p, Position pos, std::uint32_t length);
+
+  void request(Channel& ch, const Packet& p, const OpcodeInfo& op, RcFrameInfo& info);
+  void response(Channel& ch, const Packet& p, const OpcodeInfo& op, RcFrameInfo& info);
+  Completion complete(Requests& r, std::uint32_t end);
+  void answer(const Entry& e, FlagCode code, std::uint64_t a = 0) {
+    answers->push_back({e.last_frame, Flag{.code = code, .a = a, .frame = frame,
+                                           .ns = time - e.last_time}});
+  }
+
+  static Entry* find(Requests& r, std::uint32_t psn);
+  static std::size_t upper(const Requests& r, std::uint32_t psn);
+  void trim(Requests& r) const;
+};
+
+RcTracker::RcTracker() : RcTracker(Options{}) {}
+RcTracker::RcTracker(Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  if (impl_->options.window < 16) impl_->options.window = 16;
+  if (impl_->options.max_channels < 16) impl_->options.max_channels = 16;
+}
+RcTracker::~RcTracker() = default;
+RcTracker::RcTracker(RcTracker&&) noexcept = default;
+RcTracker& RcTracker::operator=(RcTracker&&) noexcept = default;
+
+RcStats RcTracker::stats() const {
+  RcStats s;
+  s.channels = impl_->channels.size();
+  for (const auto& [id, ch] : impl_->channels) {
+    if (ch.peer != 0) ++s.paired;
+    s.window_entries += ch.req.window.size();
+    for (const Entry& e : ch.req.window) s.unanswered += e.answered ? 0 : 1;
+  }
+  return s;
+}
+
+// Index of the first entry whose PSN is after `psn` (entries are ordered by PSN from the front).
+std::size_t RcTracker::Impl::upper(const Requests& r, std::uint32_t psn) {
+  if (r.window.empty()) return 0;
+  const std::uint32_t base = r.window.front().psn;
+  const std::int32_t off = psn::diff(psn, base);
+  if (off < 0) return 0;
+  const auto it = std::upper_bound(r.window.begin(), r.window.end(), off,
+                                   [base](std::int32_t o, const Entry& e) {
+                                     return o < psn::diff(e.psn, base);
+                                   });
+  return static_cast<std::size_t>(it - r.window.begin());
+}
+
+// The entry whose PSN range holds `psn`.
+Entry* RcTracker::Impl::find(Requests& r, std::uint32_t psn) {
+  const std::size_t i = upper(r, psn);
+  if (i == 0) return nullptr;
+  Entry& e = r.window[i - 1];
+  const std::int32_t d = psn::diff(psn, e.psn);
+  return d >= 0 && static_cast<std::uint32_t>(d) < e.span ? &e : nullptr;
+}
+
+void RcTracker::Impl::trim(Requests& r) const {
+  while (r.window.size() > options.window) r.window.pop_front();
+  // Answered entries only serve to recognise retransmissions: keep fewer of them.
+  while (r.window.size() > options.window / 4 && r.window.front().answered) r.window.pop_front();
+}
+
+Channel& RcTracker::Impl::channel(const AddressKey& key, Service service) {
+  if (const auto it = by_key.find(key); it != by_key.end()) {
+    Channel& ch = channels.at(it->second);
+    ch.last_frame = frame;
+    return ch;
+  }
+  const std::uint32_t id = next_id++;
+  Channel& ch = channels[id];
+  ch.id = id;
+  ch.key = key;
+  ch.service = service;
+  ch.last_frame = frame;
+  by_key[key] = id;
+  by_pair[AddressKey{key.src, key.dst, 0}].push_back(id);
+  if (channels.size() > options.max_channels) evict();
+  return channels.at(id);
+}
+
+void RcTracker::Impl::evict() {
+  // Forget the least recently used eighth; channels touched by the current frame stay.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> age;
+  age.reserve(channels.size());
+  for (const auto& [id, ch] : channels)
+    if (ch.last_frame != frame) age.emplace_back(ch.last_frame, id);
+  const std::size_t n = std::min(age.size(), options.max_channels / 8 + 1);
+  std::nth_element(age.begin(), age.begin() + static_cast<std::ptrdiff_t>(n), age.end());
+  for (std::size_t i = 0; i < n; ++i) {
+    Channel& ch = channels.at(age[i].second);
+    unlink(ch);
+    by_key.erase(ch.key);
+    const AddressKey pair{ch.key.src, ch.key.dst, 0};
+    auto& ids = by_pair[pair];
+    std::erase(ids, ch.id);
+    if (ids.empty()) by_pair.erase(pair);
+    channels.erase(age[i].second);
+  }
+}
+
+void RcTracker::Impl::unlink(Channel& ch) {
+  if (Channel* peer = get(ch.peer); peer != nullptr && peer->peer == ch.id) {
+    peer->peer = 0;
+    peer->link = LinkSource::kNone;
+  }
+  ch.peer = 0;
+  ch.link = LinkSource::kNone;
+}
+
+void RcTracker::Impl::reset(Channel& ch) {
+  unlink(ch);
+  ch.connection = 0;
+  ch.pmtu = 0;
+  ch.pmtu_source = PmtuSource::kUnknown;
+  ch.pkey.reset();
+  ch.req = Requests{};
+  ch.has_msn = false;
+}
+
+void RcTracker::Impl::link(Channel& a, Channel& b, LinkSource source) {
+  if (a.peer != b.id) unlink(a);
+  if (b.peer != a.id) unlink(b);
+  a.peer = b.id;
+  b.peer = a.id;
+  a.link = b.link = source;
+  // One path MTU per QP pair.
+  if (a.pmtu == 0 && b.pmtu != 0) {
+    a.pmtu = b.pmtu;
+    a.pmtu_source = b.pmtu_source;
+  } else if (b.pmtu == 0 && a.pmtu != 0) {
+    b.pmtu = a.pmtu;
+    b.pmtu_source = a.pmtu_source;
+  }
+}
+
+void RcTracker::Impl::set_pmtu(Channel& ch, std::uint32_t pmtu, PmtuSource source) {
+  ch.pmtu = pmtu;
+  ch.pmtu_source = source;
+  if (Channel* peer = get(ch.peer); peer != nullptr && peer->pmtu == 0) {
+    peer->pmtu = pmtu;
+    peer->pmtu_source = source;
+  }
+}
+
+void RcTracker::Impl::link_cm(Channel& ch, CmTracker& cm) {
+  const CmConnection* c = cm.find(ch.key.src, ch.key.dst, ch.key.number);
+  if (c == nullptr) return;
+  if (c->id != ch.connection) {
+    // First packet of this connection on the channel (its QPNs may have served an older one).
+    const bool to_passive = c->has_rep && c->passive == ch.key.dst &&
+                            c->passive_qpn == ch.key.number;
+    auto configure = [c](Channel& x, bool from_active) {
+      x.connection = c->id;
+      if (!c->partial) {
+        x.pkey = c->pkey;
+        if (c->pmtu != 0) {
+          x.pmtu = c->pmtu;
+          x.pmtu_source = PmtuSource::kCm;
+        }
+      }
+      const bool known = from_active ? !c->partial : c->has_rep;
+      if (known) {
+        Requests& r = x.req;
+        r.started = r.start_known = true;
+        r.start_psn = r.next = r.frontier = from_active ? c->active_psn : c->passive_psn;
+      }
+    };
+    reset(ch);
+    configure(ch, to_passive);
+    // The peer channel carries the other side's requests (and these requests' responses).
+    const bool peer_known = to_passive ? !c->partial : c->has_rep;
+    if (peer_known) {
+      const std::uint32_t peer_qpn = to_passive ? c->active_qpn : c->passive_qpn;
+      Channel& peer = channel(AddressKey{ch.key.dst, ch.key.src, peer_qpn}, ch.service);
+      if (peer.connection != c->id) {
+        reset(peer);
+        configure(peer, !to_passive);
+      }
+      link(ch, peer, LinkSource::kCm);
+    }
+  }
+  if (cm.note_data(c->id, frame, time))
+    flags->push_back({.code = FlagCode::kCmEstablishedByData, .a = c->id});
+}
+
+void RcTracker::Impl::try_pair(Channel& responses, const Packet& p, const OpcodeInfo& op) {
+  const auto it = by_pair.find(AddressKey{responses.key.dst, responses.key.src, 0});
+  if (it == by_pair.end()) return;
+  const std::uint32_t psn = p.bth->psn;
+  std::vector<Channel*> candidates;
+  for (std::uint32_t id : it->second) {
+    Channel* c = get(id);
+    if (c != nullptr && c->id != responses.id && c->peer == 0 && c->service == Service::kRc &&
+        !c->req.window.empty())
+      candidates.push_back(c);
+  }
+  if (candidates.size() == 1) {
+    link(responses, *candidates.front(), LinkSource::kUnique);
+    return;
+  }
+  Channel* match = nullptr;
+  for (Channel* c : candidates) {
+    Entry* e = find(c->req, psn);
+    bool fits;
+    if (op.kind == OpKind::kReadResponse)
+      fits = e != nullptr && read_like(e->kind);
+    else if (op.kind == OpKind::kAtomicAck)
+      fits = e != nullptr && atomic(e->kind);
+    else  // a sequence-error NAK may name the PSN right after the last request
+      fits = e != nullptr || psn == c->req.next;
+    if (!fits) continue;
+    if (match != nullptr) return;  // ambiguous
+    match = c;
+  }
+  if (match != nullptr) link(responses, *match, LinkSource::kPsn);
+}
+
+void RcTracker::Impl::check_mtu(const Channel& ch, const Packet& p, Position pos,
+                                std::uint32_t length) {
+  if (ch.pmtu == 0 || p.has(FindingCode::kTruncated)) return;
+  const std::uint32_t source = ch.pmtu_source == PmtuSource::kCm ? 1 : 2;
+  if (length > ch.pmtu) {
+    flags->push_back({.code = FlagCode::kMtuExceeded, .a = length, .b = ch.pmtu, .c = source});
+  } else if ((pos == Position::kFirst || pos == Position::kMiddle) && length < ch.pmtu) {
+    flags->push_back(
+        {.code = FlagCode::kMtuShortFirstMiddle, .a = length, .b = ch.pmtu, .c = source});
+  }
+}
+
+// Marks requests before `end` acknowledged (an ACK of PSN n acknowledges everything up to n,
+// a NAK everything before its PSN). READ and atomic requests wait for their own responses.
+Completion RcTracker::Impl::complete(Requests& r, std::uint32_t end) {
+  Completion out;
+  if (psn::diff(end, r.frontier) <= 0) return out;
+  std::uint32_t running = r.frontier;
+  if (!r.window.empty() && psn::diff(r.window.front().psn, running) > 0)
+    running = r.window.front().psn;  // older entries were trimmed, not missing
+  bool gap_reported = false;
+  // Start at the entry holding the frontier (a READ may straddle it).
+  const std::size_t from = upper(r, r.frontier);
+  for (std::size_t i = from == 0 ? 0 : from - 1;
+       i < r.window.size() && psn::diff(r.window[i].psn, end) < 0; ++i) {
+    Entry& e = r.window[i];
+    const std::uint32_t e_end = psn::add(e.psn, e.span);
+    if (psn::diff(e_end, running) <= 0) continue;  // before the frontier
+    if (psn::diff(e.psn, running) > 0 && !gap_reported) {
+      gap_reported = true;
+      flags->push_back({.code = FlagCode::kAckOverGap,
+                        .a = running,
+                        .b = static_cast<std::uint64_t>(psn::diff(e.psn, running))});
+    }
+    running = e_end;
+    if (e.answered || !(is_data(e.kind) || e.kind == OpKind::kOther)) continue;
+    e.answered = true;
+    ++out.count;
+    if (out.first_frame == 0) out.first_frame = e.last_frame;
+    if (message_end(e.pos) && !e.counted) {
+      e.counted = true;
+      ++out.completed;
+    }
+    answer(e, FlagCode::kAckedBy);
+  }
+  if (!gap_reported && psn::diff(end, running) > 0 && psn::diff(running, r.next) < 0) {
+    flags->push_back({.code = FlagCode::kAckOverGap,
+                      .a = running,
+                      .b = static_cast<std::uint64_t>(
+                          psn::diff(psn::diff(end, r.next) < 0 ? end : r.next, running))});
+  }
+  r.frontier = end;
+  return out;
+}
+
+void RcTracker::Impl::request(Channel& ch, const Packet& p, const OpcodeInfo& op,
+                              RcFrameInfo& info) {
+  Requests& r = ch.req;
+  const std::uint32_t psn = p.bth->psn;
+  const std::uint32_t length = static_cast<std::uint32_t>(p.payload.size());
+
+  Entry fresh;
+  fresh.psn = psn;
+  fresh.first_frame = fresh.last_frame = frame;
+  fresh.last_time = time;
+  fresh.opcode = p.bth->opcode;
+  fresh.kind = op.kind;
+  fresh.pos = op.position;
+  if (op.kind == OpKind::kReadRequest) {
+    fresh.dmalen = p.reth ? p.reth->dmalen : 0;
+    if (ch.pmtu != 0) {
+      fresh.span = read_span(fresh.dmalen, ch.pmtu);
+    } else {
+      // Until responses (or the next request) show it; at most 256 bytes is one packet anyway.
+      fresh.span_provisional = fresh.dmalen > kMtus[0];
+    }
+  }
+  info.span = fresh.span;
+
+  if (!r.started) {
+    r.started = true;
+    r.next = r.frontier = psn;
+  }
+  info.expected_psn = r.next;
+  if (r.goback && psn == r.nak_psn) r.resent_since_nak = true;
+
+  const std::int32_t d = psn::diff(psn, r.next);
+  bool duplicate = false;
+  if (d == 0) {
+    r.window.push_back(fresh);
+    r.next = psn::add(psn, fresh.span);
+    r.goback = false;
+  } else if (d > 0) {
+    Entry* last = r.window.empty() ? nullptr : &r.window.back();
+    std::uint32_t unique_mtu = 0;
+    bool fits = false;
+    if (last != nullptr && last->span_provisional &&
+        psn::diff(psn::add(last->psn, last->span), r.next) == 0) {
+      // The READ before took more PSNs than assumed: its span is now known.
+      const std::uint32_t span = last->span + static_cast<std::uint32_t>(d);
+      std::size_t matches = 0;
+      for (std::uint32_t m : kMtus) {
+        if (ceil_div(last->dmalen, m) == span) {
+          ++matches;
+          unique_mtu = m;
+        }
+      }
+      fits = matches > 0;
+      if (matches != 1) unique_mtu = 0;
+    }
+    if (fits) {
+      last->span += static_cast<std::uint32_t>(d);
+      last->span_provisional = false;
+      if (unique_mtu != 0 && ch.pmtu == 0) set_pmtu(ch, unique_mtu, PmtuSource::kInferred);
+      info.expected_psn = psn;
+    } else {
+      flags->push_back({.code = FlagCode::kOutOfSequence, .a = psn, .b = r.next});
+    }
+    r.window.push_back(fresh);
+    r.next = psn::add(psn, fresh.span);
+  } else {
+    Entry* e = find(r, psn);
+    const bool resend = r.goback && psn::diff(psn, r.nak_psn) >= 0;
+    if (e != nullptr) info.retransmission_of = e->last_frame;
+    if (resend) {
+      flags->push_back({.code = FlagCode::kRetransmission,
+                        .a = r.nak_frame,
+                        .frame = e != nullptr ? e->last_frame : 0});
+    } else {
+      duplicate = true;
+      flags->push_back({.code = FlagCode::kDuplicate, .a = psn, .b = r.next});
+      if (e != nullptr)
+        flags->push_back({.code = FlagCode::kRetransmission, .frame = e->last_frame});
+    }
+    if (e != nullptr) {
+      e->last_frame = frame;
+      e->last_time = time;
+    } else {
+      // Fills a hole: insert in PSN order, without overlapping what follows.
+      const std::size_t at = upper(r, psn);
+      if (at < r.window.size()) {
+        const std::int32_t room = psn::diff(r.window[at].psn, psn);
+        if (room > 0) fresh.span = std::min(fresh.span, static_cast<std::uint32_t>(room));
+      }
+      r.window.insert(r.window.begin() + static_cast<std::ptrdiff_t>(at), fresh);
+    }
+  }
+
+  // FIRST/MIDDLE/LAST order (IBA 9.8.3): judged against the request just before this PSN.
+  if (!duplicate) {
+    const Entry* prev_entry = find(r, psn::add(psn, -1));
+    const bool known = prev_entry != nullptr || (r.start_known && psn == r.start_psn);
+    if (known) {
+      const bool in_progress = prev_entry != nullptr && is_data(prev_entry->kind) &&
+                               (prev_entry->pos == Position::kFirst ||
+                                prev_entry->pos == Position::kMiddle);
+      const bool continues = op.position == Position::kMiddle || op.position == Position::kLast;
+      std::uint32_t problem = 0;
+      if (continues && !in_progress)
+        problem = 1;
+      else if (!continues && in_progress)
+        problem = 2;
+      else if (continues && prev_entry->kind != op.kind)
+        problem = 3;
+      if (problem != 0) {
+        flags->push_back({.code = FlagCode::kOpcodeSequence,
+                          .a = p.bth->opcode,
+                          .b = prev_entry != nullptr ? prev_entry->opcode : p.bth->opcode,
+                          .c = problem,
+                          .frame = prev_entry != nullptr ? prev_entry->last_frame : 0});
+      }
+    }
+  }
+
+  if (is_data(op.kind)) {
+    if (ch.pmtu == 0 && (op.position == Position::kFirst || op.position == Position::kMiddle) &&
+        mtu_enum(length) != 0 && !p.has(FindingCode::kTruncated))
+      set_pmtu(ch, length, PmtuSource::kInferred);
+    check_mtu(ch, p, op.position, length);
+  }
+  trim(r);
+}
+
+void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& op,
+                               RcFrameInfo& info) {
+  info.role = RcRole::kResponse;
+  const std::uint32_t psn = p.bth->psn;
+  const std::uint32_t length = static_cast<std::uint32_t>(p.payload.size());
+  if (p.aeth) {
+    info.syndrome = p.aeth->syndrome;
+    info.msn = p.aeth->msn;
+  }
+  if (ch.peer == 0) try_pair(ch, p, op);
+  Channel* peer = get(ch.peer);
+  Requests* r = peer != nullptr && peer->req.started ? &peer->req : nullptr;
+  Entry* e = r != nullptr ? find(*r, psn) : nullptr;
+  if (e != nullptr) {
+    info.request_frame = e->last_frame;
+    info.response_time_ns = time - e->last_time;
+  }
+  auto unknown = [&] {
+    if (r != nullptr)
+      flags->push_back({.code = FlagCode::kAckPsnUnknown, .a = psn, .b = r->next, .c = p.bth->opcode});
+  };
+  Completion done;
+
+  if (op.kind == OpKind::kReadResponse) {
+    if (e == nullptr || !read_like(e->kind)) {
+      unknown();
+      check_mtu(ch, p, op.position, length);
+    } else {
+      const std::uint32_t k = static_cast<std::uint32_t>(psn::diff(psn, e->psn)) + 1;
+      if (ch.pmtu == 0 && (op.position == Position::kFirst || op.position == Position::kMiddle) &&
+          mtu_enum(length) != 0 && !p.has(FindingCode::kTruncated)) {
+        set_pmtu(ch, length, PmtuSource::kInferred);
+        if (e->span_provisional) {
+          e->span = std::max(read_span(e->dmalen, length), e->span);
+          e->span_provisional = false;
+        }
+      }
+      if (e->span_provisional) {
+        e->span = std::max(e->span, k);
+        if (op.position == Position::kLast || op.position == Position::kOnly)
+          e->span_provisional = false;
+      }
+      if (psn::diff(psn::add(e->psn, e->span), r->next) > 0 && &r->window.back() == e)
+        r->next = psn::add(e->psn, e->span);
+      const std::uint32_t n = e->span_provisional ? 0 : e->span;
+      info.read_index = k;
+      info.read_count = n;
+      flags->push_back({.code = FlagCode::kReadResponse, .a = k, .b = n});
+
+      // Position: FIRST .. MIDDLE .. LAST, or ONLY, as many as ceil(dmalen / PMTU).
+      const bool first = op.position == Position::kFirst || op.position == Position::kOnly;
+      if (n != 0 && k > n) {
+        flags->push_back({.code = FlagCode::kReadResponseSplit,
+                          .a = k,
+                          .b = n,
+                          .c = 2,
+                          .frame = e->last_frame});
+      } else if (n != 0) {
+        const Position want = n == 1   ? Position::kOnly
+                              : k == 1 ? Position::kFirst
+                              : k == n ? Position::kLast
+                                       : Position::kMiddle;
+        if (op.position != want)
+          flags->push_back({.code = FlagCode::kReadResponseSplit,
+                            .a = k,
+                            .b = n,
+                            .c = 1,
+                            .frame = e->last_frame});
+      } else if (first != (k == 1)) {
+        flags->push_back(
+            {.code = FlagCode::kReadResponseSplit, .a = k, .b = 0, .c = 1, .frame = e->last_frame});
+      }
+      check_mtu(ch, p, op.position, length);
+
+      if (k == e->read_seen + 1) {
+        e->read_bytes += length;
+        e->read_seen = k;
+      } else if (k > e->read_seen + 1) {
+        e->read_gap = true;
+        e->read_seen = k;
+      }
+      const bool last = op.position == Position::kLast || op.position == Position::kOnly;
+      if (last && e->kind == OpKind::kReadRequest && !e->read_gap && k == e->read_seen &&
+          e->read_bytes != e->dmalen && !p.has(FindingCode::kTruncated)) {
+        flags->push_back({.code = FlagCode::kReadResponseSplit,
+                          .a = e->read_bytes,
+                          .b = e->dmalen,
+                          .c = 3,
+                          .frame = e->last_frame});
+      }
+      if (first) {
+        // The first response implicitly acknowledges the requests before the READ, and the
+        // READ's own MSN increment already shows in it (C9-148).
+        done = complete(*r, e->psn);
+        if (!e->counted) {
+          e->counted = true;
+          ++done.completed;
+        }
+        if (!e->answered) {
+          e->answered = true;
+          answer(*e, FlagCode::kAckedBy);
+        }
+      }
+      if (last && psn::diff(psn::add(e->psn, e->span), r->frontier) > 0)
+        r->frontier = psn::add(e->psn, e->span);
+    }
+  } else if (op.kind == OpKind::kAtomicAck) {
+    if (e == nullptr || !atomic(e->kind)) {
+      unknown();
+    } else {
+      done = complete(*r, e->psn);
+      if (!e->answered) {
+        e->answered = true;
+        ++done.count;
+        if (done.first_frame == 0) done.first_frame = e->last_frame;
+        answer(*e, FlagCode::kAckedBy);
+      }
+      if (!e->counted) {
+        e->counted = true;
+        ++done.completed;
+      }
+      if (psn::diff(psn::add(psn, 1), r->frontier) > 0) r->frontier = psn::add(psn, 1);
+      flags->push_back({.code = FlagCode::kAcks,
+                        .a = done.count,
+                        .b = done.first_frame,
+                        .frame = e->last_frame,
+                        .ns = info.response_time_ns});
+    }
+  } else if (p.aeth) {  // ACKNOWLEDGE: ACK, RNR NAK or NAK
+    const std::uint8_t syn = p.aeth->syndrome;
+    switch (aeth_type(syn)) {
+      case AethType::kAck:
+        if (r == nullptr) break;
+        if (psn::diff(psn, r->next) >= 0) {
+          unknown();
+          break;
+        }
+        done = complete(*r, psn::add(psn, 1));
+        if (done.count > 0) {
+          flags->push_back({.code = FlagCode::kAcks,
+                            .a = done.count,
+                            .b = done.first_frame,
+                            .frame = info.request_frame,
+                            .ns = info.response_time_ns});
+        }
+        break;
+      case AethType::kRnrNak:
+        flags->push_back({.code = FlagCode::kNakRnr,
+                          .a = aeth_value(syn),
+                          .frame = e != nullptr ? e->last_frame : 0});
+        if (r == nullptr) break;
+        done = complete(*r, psn);
+        if (e != nullptr) answer(*e, FlagCode::kNakReceived, syn);
+        r->goback = true;
+        r->nak_psn = psn;
+        r->nak_frame = frame;
+        r->nak_syndrome = syn;
+        r->resent_since_nak = false;
+        break;
+      case AethType::kNak: {
+        if (syn == syndrome::kNakPsnSeqError) {
+          // The cause: the first request after the PSN the responder expected.
+          std::uint64_t cause = 0;
+          if (r != nullptr) {
+            const std::size_t i = upper(*r, psn);
+            if (i < r->window.size()) cause = r->window[i].first_frame;
+          }
+          info.nak_cause_frame = cause;
+          flags->push_back({.code = FlagCode::kNakSeqError, .a = psn, .frame = cause});
+          if (r == nullptr) break;
+          const bool repeated = r->goback && r->nak_syndrome == syn && r->nak_psn == psn &&
+                                !r->resent_since_nak;
+          if (repeated) {
+            flags->push_back({.code = FlagCode::kNakRepeated, .a = psn, .frame = r->nak_frame});
+          } else {
+            r->nak_frame = frame;
+          }
+          done = complete(*r, psn);
+          r->goback = true;
+          r->nak_psn = psn;
+          r->nak_syndrome = syn;
+          r->resent_since_nak = false;
+          break;
+        }
+        FlagCode code;
+        switch (syn) {
+          case syndrome::kNakInvalidRequest:
+            code = FlagCode::kNakInvalidRequest;
+            break;
+          case syndrome::kNakRemoteAccess:
+            code = FlagCode::kNakRemoteAccess;
+            break;
+          case syndrome::kNakRemoteOperational:
+            code = FlagCode::kNakRemoteOp;
+            break;
+          case syndrome::kNakInvalidRdRequest:
+            code = FlagCode::kNakInvalidRdRequest;
+            break;
+          default:
+            return;  // reserved NAK code: the decoder reports it
+        }
+        info.nak_cause_frame = e != nullptr ? e->last_frame : 0;
+        flags->push_back({.code = code, .a = psn, .frame = info.nak_cause_frame});
+        if (r == nullptr) break;
+        done = complete(*r, psn);
+        if (e != nullptr && !e->answered) {
+          e->answered = true;
+          answer(*e, FlagCode::kNakReceived, syn);
+        }
+        break;
+      }
+      case AethType::kReserved:
+        break;
+    }
+  }
+
+  info.acked_count = done.count;
+  info.first_acked_frame = done.first_frame;
+  // MSN: one more per completed message; a response that completes messages and repeats the
+  // previous MSN is stuck.
+  if (p.aeth && r != nullptr) {
+    if (ch.has_msn && done.completed > 0 && p.aeth->msn == ch.msn)
+      flags->push_back({.code = FlagCode::kMsnStuck, .a = p.aeth->msn, .b = done.completed});
+    ch.has_msn = true;
+    ch.msn = p.aeth->msn;
+  }
+}
+
+RcFrameInfo RcTracker::process(std::uint64_t frame, std::int64_t time_ns, const Packet& p,
+                               CmTracker* cm, Flags& flags, std::vector<RcAnswer>& answers) {
+  RcFrameInfo info;
+  if (!p.bth) return info;
+  const OpcodeInfo& op = opcode_info(p.bth->opcode);
+  if (op.service != Service::kRc && op.service != Service::kUc) return info;
+  Impl& m = *impl_;
+  m.frame = frame;
+  m.time = time_ns;
+  m.flags = &flags;
+  m.answers = &answers;
+  info.psn = p.bth->psn;
+
+  const AddressKey key{NetAddress::source(p), NetAddress::destination(p), p.bth->dqpn};
+  Channel& ch = m.channel(key, op.service);
+  if (cm != nullptr) m.link_cm(ch, *cm);
+  if (ch.pkey && !pkey_match(p.bth->pkey, *ch.pkey)) {
+    flags.push_back(
+        {.code = FlagCode::kPkeyMismatch, .a = p.bth->pkey, .b = *ch.pkey, .c = ch.connection});
+  }
+  if (op.is_request)
+    m.request(ch, p, op, info);
+  else
+    m.response(ch, p, op, info);
+
+  info.channel = ch.id;
+  info.peer_channel = ch.peer;
+  info.link = ch.link;
+  info.connection = ch.connection;
+  info.pmtu = ch.pmtu;
+  info.pmtu_source = ch.pmtu_source;
+  return info;
+}
+
+}  // namespace roceconf::analysis

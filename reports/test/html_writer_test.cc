@@ -1,0 +1,168 @@
+#include "reports/html_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "reports/test/sample_run.h"
+
+namespace roceconf::report {
+namespace {
+
+int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The text of the element that starts at `open_tag` up to the matching `close_tag` (no nesting
+// of the same tag in what we look at).
+std::string slice(const std::string& html, const std::string& open_tag,
+                  const std::string& close_tag) {
+  const std::size_t from = html.find(open_tag);
+  if (from == std::string::npos) return {};
+  const std::size_t to = html.find(close_tag, from);
+  return html.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+TEST(HtmlWriter, HeaderAndSummary) {
+  const std::string html = to_html(test::sample_run());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("<meta name=\"viewport\""), std::string::npos);
+  EXPECT_NE(html.find("in-process reference NIC, quirks: psn-gap-ack"), std::string::npos);
+  EXPECT_NE(html.find("2023-11-14T22:13:20Z"), std::string::npos);
+  EXPECT_NE(html.find("41.0 µs"), std::string::npos);  // round trip
+  EXPECT_NE(html.find("2.0 ms"), std::string::npos);   // silence window
+  const std::string summary = slice(html, "<table class=\"summary\"", "</table>");
+  ASSERT_FALSE(summary.empty());
+  for (const char* header : {"Pass", "Fail", "Skip", "Error", "Inconclusive", "Total"})
+    EXPECT_NE(summary.find(header), std::string::npos) << header;
+  EXPECT_NE(summary.find(">psn</a></td><td class=\"n\">1</td><td class=\"n\">1</td>"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find(">cq</a>"), std::string::npos);
+  EXPECT_NE(summary.find("NOT TESTED"), std::string::npos);  // cq: only a skip
+  EXPECT_NE(summary.find(">cm</a>"), std::string::npos);
+  EXPECT_NE(summary.find("NOT CONFORMANT"), std::string::npos);
+  EXPECT_EQ(overall_verdict(test::sample_run()), "NOT CONFORMANT");
+}
+
+TEST(HtmlWriter, FailingCaseOpenWithDiffAndLadder) {
+  const std::string html = to_html(test::sample_run());
+  const std::string section =
+      slice(html, "<section class=\"case c-fail\" id=\"case-psn-gap-naks-once\">", "</section>");
+  ASSERT_FALSE(section.empty()) << html;
+  EXPECT_NE(section.find("<details open>"), std::string::npos);
+  EXPECT_NE(section.find("A PSN gap draws exactly one NAK"), std::string::npos);
+  EXPECT_NE(section.find("IBA Vol 1 9.7.5.1.2 (C9-112)"), std::string::npos);
+  EXPECT_NE(section.find("MUST"), std::string::npos);
+  EXPECT_NE(section.find("badge b-fail\">FAIL"), std::string::npos);
+  EXPECT_NE(section.find("expected one NAK &lt;PSN sequence error&gt;, got an ACK"),
+            std::string::npos);
+  EXPECT_NE(section.find("psn/gap-naks-once.rcase:9 expect c NAK psn=1"), std::string::npos);
+  const std::string diff = slice(section, "<table class=\"diff\">", "</table>");
+  EXPECT_NE(diff.find("<td><code>bth.psn</code></td><td class=\"expected\">0x000010</td><td "
+                      "class=\"actual\">0x000011</td>"),
+            std::string::npos)
+      << diff;
+  EXPECT_NE(section.find("bth.psn expected 0x000010 vs actual 0x000011"), std::string::npos);
+  EXPECT_NE(section.find("aeth.syndrome expected 0x60 (NAK PSN sequence error) vs actual 0x1f "
+                         "(ACK)"),
+            std::string::npos);
+
+  const std::string ladder = slice(section, "<div class=\"ladder\">", "</ol>");
+  ASSERT_FALSE(ladder.empty());
+  EXPECT_EQ(occurrences(ladder, "<li class=\"ev sent\""), 2);
+  EXPECT_EQ(occurrences(ladder, "<li class=\"ev recv\""), 2);
+  EXPECT_EQ(occurrences(ladder, "<li class=\"ev ctl\""), 2);
+  EXPECT_EQ(occurrences(ladder, "<li class=\"ev failed\""), 1);
+  EXPECT_EQ(occurrences(ladder, "<details class=\"hex\">"), 4);
+  EXPECT_NE(ladder.find("poll_cq: SUCCESS RECV 64 B"), std::string::npos);
+  EXPECT_NE(ladder.find("0000  02 00 00 00 00 02 02 00  00 00 00 01 08 00 45 00"),
+            std::string::npos)
+      << ladder;
+  // Time order with relative times: the expectation at +40 µs comes before the ACK at +55 µs.
+  const std::size_t met = ladder.find("+40.0 µs");
+  const std::size_t ack = ladder.find("+55.0 µs");
+  ASSERT_NE(met, std::string::npos);
+  ASSERT_NE(ack, std::string::npos);
+  EXPECT_LT(ladder.find("+10.0 µs"), met);
+  EXPECT_LT(met, ack);
+  EXPECT_LT(ack, ladder.find("+310.0 µs"));
+}
+
+TEST(HtmlWriter, PassingCasesCollapsed) {
+  const std::string html = to_html(test::sample_run());
+  const std::string pass =
+      slice(html, "<section class=\"case c-pass ok\" id=\"case-psn-in-order-acks\">", "</section>");
+  ASSERT_FALSE(pass.empty());
+  EXPECT_NE(pass.find("<details>"), std::string::npos);
+  EXPECT_EQ(pass.find("<details open>"), std::string::npos);
+  const std::string skip =
+      slice(html, "<section class=\"case c-skip ok\" id=\"case-cq-overflow\">", "</section>");
+  EXPECT_NE(skip.find("needs control: the target has no control API"), std::string::npos);
+  EXPECT_NE(html.find("id=\"case-cm-mra\"><details open>"), std::string::npos);
+}
+
+TEST(HtmlWriter, SelfContained) {
+  RunResult run = test::sample_run();
+  run.cases[0].title = "<script src=\"x.js\"></script>";
+  const std::string html = to_html(run);
+  for (const char* forbidden :
+       {"http://", "https://", "<link", "url(", "@import", "<img", "<iframe"})
+    EXPECT_EQ(html.find(forbidden), std::string::npos) << forbidden;
+  // No tag loads anything (escaped text may say src=, a tag may not).
+  EXPECT_FALSE(std::regex_search(html, std::regex("<[^>]*\\ssrc\\s*=")));
+  EXPECT_EQ(occurrences(html, "<script"), 1);  // ours; the title's is escaped
+  EXPECT_NE(html.find("&lt;script src=&quot;x.js&quot;&gt;"), std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+  // Every in-page link points at an element of the page.
+  const std::regex href("href=\"#([^\"]+)\"");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), href); it != std::sregex_iterator();
+       ++it)
+    EXPECT_NE(html.find("id=\"" + (*it)[1].str() + "\""), std::string::npos) << (*it)[1];
+  EXPECT_EQ(occurrences(html, "href="), occurrences(html, "href=\"#"));
+}
+
+TEST(HtmlWriter, LongTimelinesAreCapped) {
+  RunResult run;
+  CaseResult c = test::failing_case();
+  c.events.clear();
+  for (int i = 0; i < 5000; ++i)
+    c.events.push_back(test::event(i, i % 2 ? EventKind::kReceived : EventKind::kSent, "s:1",
+                                   "frame " + std::to_string(i), test::sample_frame(1)));
+  run.cases = {c};
+  const std::string html = to_html(run, {.max_events_per_case = 400});
+  EXPECT_EQ(occurrences(html, "<li class=\"ev sent\"") + occurrences(html, "<li class=\"ev recv\""),
+            400);
+  EXPECT_NE(html.find("4600 events left out here"), std::string::npos);
+  EXPECT_NE(html.find("frame 0<"), std::string::npos);     // the start
+  EXPECT_NE(html.find("frame 4999<"), std::string::npos);  // and the end, where failures are
+  EXPECT_EQ(html.find("frame 2500<"), std::string::npos);
+  EXPECT_LT(html.size(), 1'000'000u);
+}
+
+TEST(HtmlWriter, OverallVerdict) {
+  RunResult run = test::sample_run();
+  run.cases = {run.cases[0], run.cases[2]};  // pass and skip
+  EXPECT_EQ(overall_verdict(run), "CONFORMANT");
+  EXPECT_NE(to_html(run).find(">CONFORMANT<"), std::string::npos);
+  EXPECT_EQ(to_html(run).find("NOT CONFORMANT"), std::string::npos);
+  run.interrupted = true;
+  EXPECT_EQ(overall_verdict(run), "INCOMPLETE");
+  EXPECT_NE(to_html(run).find("The run was interrupted"), std::string::npos);
+  EXPECT_EQ(overall_verdict(RunResult{}), "NOT TESTED");
+  run.cases = {test::sample_run().cases[2]};  // only a skip
+  EXPECT_EQ(overall_verdict(run), "NOT TESTED");
+  run.interrupted = false;
+  run.cases.push_back(test::sample_run().cases[4]);  // inconclusive
+  EXPECT_EQ(overall_verdict(run), "NOT CONFORMANT");
+}
+
+TEST(HtmlWriter, CaseAnchor) {
+  EXPECT_EQ(case_anchor("psn/gap-naks-once"), "case-psn-gap-naks-once");
+  EXPECT_EQ(case_anchor("a/b c"), "case-a-b-c");
+}
+
+}  // namespace
+}  // namespace roceconf::report

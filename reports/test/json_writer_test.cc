@@ -1,0 +1,85 @@
+#include "reports/json_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/test/sample_run.h"
+
+namespace roceconf::report {
+namespace {
+
+using nlohmann::json;
+
+TEST(JsonWriter, TopLevel) {
+  const json j = json::parse(to_json(test::sample_run()));
+  EXPECT_EQ(j["tool"], "roceconf");
+  EXPECT_EQ(j["version"], "0.1.0");
+  EXPECT_EQ(j["target"]["kind"], "reference");
+  EXPECT_EQ(j["target"]["quirks"], json::array({"psn-gap-ack"}));
+  EXPECT_EQ(j["started"], "2023-11-14T22:13:20.123Z");
+  EXPECT_DOUBLE_EQ(j["duration_s"].get<double>(), 1.234);
+  EXPECT_DOUBLE_EQ(j["rtt_us"].get<double>(), 41.0);
+  EXPECT_DOUBLE_EQ(j["silence_ms"].get<double>(), 2.0);
+  EXPECT_EQ(j["interrupted"], false);
+  EXPECT_EQ(j["summary"],
+            json::parse(R"({"pass":1,"fail":1,"skip":1,"error":1,"inconclusive":1,"total":5})"));
+  EXPECT_EQ(j["areas"]["cm"]["error"], 1);
+  EXPECT_EQ(j["areas"]["cm"]["inconclusive"], 1);
+  EXPECT_EQ(j["areas"]["psn"]["total"], 2);
+  for (const char* key : {"filter", "cases"}) EXPECT_TRUE(j.contains(key)) << key;
+}
+
+TEST(JsonWriter, EveryCaseHasTheRequiredKeys) {
+  const json j = json::parse(to_json(test::sample_run()));
+  ASSERT_EQ(j["cases"].size(), 5u);
+  for (const json& c : j["cases"])
+    for (const char* key : {"id", "area", "verdict", "clause", "reason", "title", "requirement",
+                            "needs", "source", "failed_step", "diffs", "duration_ms", "events"})
+      EXPECT_TRUE(c.contains(key)) << c["id"] << " lacks " << key;
+  std::vector<std::string> verdicts;
+  for (const json& c : j["cases"]) verdicts.push_back(c["verdict"]);
+  EXPECT_EQ(verdicts, (std::vector<std::string>{"pass", "fail", "skip", "error", "inconclusive"}));
+}
+
+TEST(JsonWriter, FailingCaseDiffsAndEvents) {
+  const json j = json::parse(to_json(test::sample_run()));
+  const json& c = j["cases"][1];
+  EXPECT_EQ(c["id"], "psn/gap-naks-once");
+  EXPECT_EQ(c["diffs"][0], json::parse(R"({"field":"bth.psn","expected":"0x000010",
+                                             "actual":"0x000011"})"));
+  EXPECT_DOUBLE_EQ(c["duration_ms"].get<double>(), 2.5);
+  const json& events = c["events"];
+  ASSERT_EQ(events.size(), 9u);
+  // Time order, relative to the case start.
+  double last = -1;
+  for (const json& e : events) {
+    EXPECT_GE(e["t_us"].get<double>(), last);
+    last = e["t_us"];
+    const bool frame = e["kind"] == "sent" || e["kind"] == "received";
+    EXPECT_EQ(e.contains("frame"), frame) << e;
+  }
+  EXPECT_EQ(events[1]["kind"], "sent");
+  EXPECT_DOUBLE_EQ(events[1]["t_us"].get<double>(), 10.0);
+  EXPECT_EQ(events[1]["frame"].get<std::string>().substr(0, 12), "020000000002");
+  EXPECT_EQ(events[1]["frame"].get<std::string>().size(), 78u * 2);
+  EXPECT_EQ(events[2]["kind"], "expect-met");  // recorded after, happened before
+  EXPECT_EQ(events[3]["analysis"], json::array({"ack"}));
+  EXPECT_EQ(events[3]["step"], "cases/psn/gap-naks-once.rcase:8");
+  EXPECT_EQ(events[7]["kind"], "control");
+}
+
+TEST(JsonWriter, InvalidUtf8IsReplacedNotThrown) {
+  RunResult run;
+  CaseResult c;
+  c.id = "x/y";
+  c.reason = "bad \xff byte";
+  run.cases = {c};
+  json j;
+  ASSERT_NO_THROW(j = json::parse(to_json(run)));
+  EXPECT_EQ(j["cases"][0]["reason"], "bad \xEF\xBF\xBD byte");
+  EXPECT_EQ(j["summary"]["error"], 1);  // a default CaseResult is an error
+}
+
+}  // namespace
+}  // namespace roceconf::report

@@ -1,0 +1,99 @@
+#include "reports/junit_writer.h"
+
+#include <gtest/gtest.h>
+
+#include "reports/test/sample_run.h"
+#include "reports/test/test_util.h"
+
+namespace roceconf::report {
+namespace {
+
+// Well-formedness through an XML parser: xmllint if installed, else Python's xml.etree.
+void expect_well_formed(const std::string& xml) {
+  test::TempDir dir;
+  const std::string path = dir.file("junit.xml");
+  test::write_file(path, xml);
+  if (test::have_program("xmllint")) {
+    const auto r = test::run("xmllint --noout '" + path + "' 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+  } else if (test::have_program("python3")) {
+    const auto r =
+        test::run("python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '" +
+                  path + "' 2>&1");
+    EXPECT_EQ(r.status, 0) << r.output;
+  } else {
+    GTEST_SKIP() << "neither xmllint nor python3 installed";
+  }
+}
+
+int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(JunitWriter, WellFormedWithSuitesPerArea) {
+  const std::string xml = to_junit_xml(test::sample_run());
+  expect_well_formed(xml);
+  EXPECT_NE(xml.find("<testsuites name=\"roceconf\" tests=\"5\" failures=\"1\" errors=\"2\" "
+                     "skipped=\"1\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"psn\" tests=\"2\" failures=\"1\" errors=\"0\" "
+                     "skipped=\"0\""),
+            std::string::npos);
+  EXPECT_NE(xml.find("<testsuite name=\"cm\" tests=\"2\" failures=\"0\" errors=\"2\" "
+                     "skipped=\"0\""),
+            std::string::npos);
+  EXPECT_EQ(occurrences(xml, "<testsuite "), 3);
+  EXPECT_EQ(occurrences(xml, "<testcase "), 5);
+  EXPECT_EQ(occurrences(xml, "<failure "), 1);
+  EXPECT_EQ(occurrences(xml, "<error "), 2);
+  EXPECT_EQ(occurrences(xml, "<skipped "), 1);
+  EXPECT_EQ(occurrences(xml, "<properties>"), 3);
+}
+
+TEST(JunitWriter, CaseElements) {
+  const std::string xml = to_junit_xml(test::sample_run());
+  EXPECT_NE(xml.find("<testcase classname=\"roceconf.psn\" name=\"psn/gap-naks-once\" "
+                     "time=\"0.002500\""),
+            std::string::npos);
+  EXPECT_NE(xml.find("<failure message=\"expected one NAK &lt;PSN sequence error&gt;, got an "
+                     "ACK\" type=\"fail\">step: psn/gap-naks-once.rcase:9 expect c NAK psn=1\n"
+                     "bth.psn expected 0x000010 vs actual 0x000011\n"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<error message=\"round trip too noisy to judge the timer\" "
+                     "type=\"inconclusive\">"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<error message=\"control socket closed\" type=\"error\">"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"needs control: the target has no control API\"/>"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"target.kind\" value=\"reference\"/>"), std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"target.quirks\" value=\"psn-gap-ack\"/>"),
+            std::string::npos);
+}
+
+TEST(JunitWriter, EscapesMarkupAndControlCharacters) {
+  RunResult run = test::sample_run();
+  CaseResult& c = run.cases[1];
+  static constexpr char kReason[] = "a \"quoted\" <tag> & \x01\x1b[31m red\x7f and \0 nul";
+  c.reason = std::string(kReason, sizeof kReason - 1);
+  c.id = "psn/<weird>&'id'";
+  c.area = "p&s<n>";
+  c.failed_step = "step ]]> with\tcdata end \x02";
+  c.diffs[0].actual = "\xff\xfe invalid utf-8";
+  c.events[1].text = "text \x03 control";
+  run.target_description = "eth0\nline two";
+  const std::string xml = to_junit_xml(run);
+  expect_well_formed(xml);
+  EXPECT_EQ(xml.find('\x01'), std::string::npos);
+  EXPECT_EQ(xml.find('\x1b'), std::string::npos);
+  EXPECT_EQ(xml.find(std::string(1, '\0')), std::string::npos);
+  EXPECT_NE(xml.find("name=\"p&amp;s&lt;n&gt;\""), std::string::npos);
+  EXPECT_NE(xml.find("value=\"eth0&#10;line two\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roceconf::report

@@ -1,0 +1,249 @@
+#include "suite/cli/run_command.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cases/builtin.h"
+#include "reports/atomic_file.h"
+#include "reports/html_writer.h"
+#include "reports/json_writer.h"
+#include "reports/junit_writer.h"
+#include "reports/terminal.h"
+#include "suite/cli/decode_command.h"
+#include "suite/engine/daemon_target.h"
+#include "suite/engine/evidence.h"
+#include "suite/engine/profile.h"
+#include "suite/engine/raw_target.h"
+#include "suite/engine/reference_target.h"
+#include "suite/engine/runner.h"
+#include "suite/target/quirks.h"
+
+namespace roceconf::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once
+}
+
+int setup_error(const std::string& message) {
+  std::fflush(stdout);
+  fmt::print(stderr, "roceconf: error: {}\n", message);
+  return kExitUsage;
+}
+
+std::int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const RunArgs& args) {
+  if (args.target == "reference") {
+    engine::ReferenceOptions o;
+    o.quirks = args.quirks;
+    auto t = engine::ReferenceTarget::create(o);
+    if (!t) return std::unexpected(t.error());
+    return std::unique_ptr<engine::Target>(std::move(*t));
+  }
+  if (args.target == "daemon") {
+    engine::DaemonTargetOptions o;
+    o.quirks = args.quirks;
+    target::Quirks check;
+    for (const auto& q : args.quirks)
+      if (auto ok = check.enable(q); !ok) return std::unexpected(ok.error());
+    auto t = engine::DaemonTarget::start(o);
+    if (!t) return std::unexpected(t.error());
+    return std::unique_ptr<engine::Target>(std::move(*t));
+  }
+  if (args.target == "raw") {
+    if (!args.quirks.empty())
+      return std::unexpected("--quirk applies to the reference and daemon targets only");
+    engine::Profile profile;
+    if (!args.profile.empty()) {
+      auto p = engine::load_profile(args.profile);
+      if (!p) return std::unexpected(p.error());
+      profile = std::move(*p);
+    }
+    engine::ProfileOverrides o{args.interface, args.target_mac, args.target_ip,
+                               args.tester_mac, args.tester_ip, args.service_port};
+    if (auto ok = engine::apply_overrides(profile, o); !ok) return std::unexpected(ok.error());
+    if (auto ok = engine::validate(profile); !ok) return std::unexpected(ok.error());
+    auto t = engine::RawTarget::open(profile);
+    if (!t) return std::unexpected(t.error());
+    return std::unique_ptr<engine::Target>(std::move(*t));
+  }
+  return std::unexpected(
+      fmt::format("unknown target '{}' (reference, daemon or raw)", args.target));
+}
+
+int list_cases(const std::vector<const engine::CaseDef*>& cases) {
+  for (const auto* c : cases) {
+    std::string needs;
+    for (const auto& n : c->needs) needs += (needs.empty() ? "" : ",") + n;
+    fmt::print("{:<40} {:<6} {:<7} {:<18} {}\n", c->id, c->area, c->requirement,
+               needs.empty() ? "-" : needs, c->title);
+  }
+  fmt::print("{} cases\n", cases.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_run(const RunArgs& args) {
+  const auto& catalogue = cases::builtin_catalogue();
+  const auto selected = catalogue.select(args.filter);
+  if (args.list) return list_cases(selected);
+  if (selected.empty())
+    return setup_error(fmt::format("no case matches --filter '{}' (see 'roceconf run --list')",
+                                   args.filter));
+
+  // Where the reports go: the explicit paths, else all four in the output directory.
+  const bool explicit_paths = args.junit || args.json || args.html || args.pcap;
+  const auto path_for = [&](const std::optional<std::string>& given, const char* name) {
+    if (given) return *given;
+    return explicit_paths ? std::string() : (std::filesystem::path(args.out_dir) / name).string();
+  };
+  const std::string junit = path_for(args.junit, "junit.xml");
+  const std::string json = path_for(args.json, "report.json");
+  const std::string html = path_for(args.html, "report.html");
+  const std::string pcap = path_for(args.pcap, "evidence.pcapng");
+  for (const auto& p : {junit, json, html, pcap}) {
+    if (p.empty()) continue;
+    const auto dir = std::filesystem::path(p).parent_path();
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return setup_error(fmt::format("cannot create the report directory {}: {}", dir.string(),
+                                     ec.message()));
+  }
+
+  auto target = open_target(args);
+  if (!target) return setup_error(target.error());
+
+  engine::EvidenceWriter evidence;
+  if (!pcap.empty())
+    if (auto ok = evidence.open(pcap); !ok) return setup_error(ok.error());
+
+  report::RunResult result;
+#ifdef ROCECONF_VERSION
+  result.version = ROCECONF_VERSION;
+#endif
+  result.target_kind = std::string((*target)->kind());
+  result.target_description = (*target)->describe();
+  result.quirks = args.quirks;
+  result.filter = args.filter;
+  result.start_unix_ns = unix_now_ns();
+  const auto wall = std::chrono::steady_clock::now();
+
+  engine::RunOptions options;
+  options.timing.expect_floor = static_cast<TimeNs>(args.expect_floor_ms * 1e6);
+  options.timing.silence_floor = static_cast<TimeNs>(args.silence_floor_ms * 1e6);
+  options.timing.silence_rtts = args.silence_rtts;
+  options.seed = args.seed;
+  options.interrupted = &g_interrupted;
+  const bool tty = report::is_terminal(stderr) && !args.quiet;
+  options.on_start = [&](const engine::CaseDef& def, std::size_t i, std::size_t total) {
+    if (tty)
+      fmt::print(stderr, "\r{}\033[K", report::progress_bar(static_cast<int>(i),
+                                                           static_cast<int>(total), def.id));
+  };
+  std::string evidence_error;
+  options.on_done = [&](const report::CaseResult& r, std::size_t i, std::size_t total) {
+    if (!pcap.empty() && evidence_error.empty())
+      if (auto ok = evidence.add_case(r); !ok) evidence_error = ok.error();
+    if (args.quiet) return;
+    if (tty) fmt::print(stderr, "\r\033[K");
+    fmt::print(stderr, "{}\n",
+               report::case_line(r, static_cast<int>(i) + 1, static_cast<int>(total), tty));
+  };
+
+  g_interrupted.store(false);
+  const auto previous = std::signal(SIGINT, on_sigint);
+  engine::run_cases(**target, selected, options, result);
+  std::signal(SIGINT, previous);
+  result.duration_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - wall)
+                           .count();
+
+  int status = kExitOk;
+  const auto write = [&](const std::string& path, const std::string& content) {
+    if (path.empty()) return;
+    if (auto ok = report::write_file_atomic(path, content); !ok) {
+      fmt::print(stderr, "roceconf: error: {}\n", ok.error());
+      status = kExitUsage;
+    }
+  };
+  write(json, report::to_json(result));
+  write(junit, report::to_junit_xml(result));
+  write(html, report::to_html(result));
+  if (!pcap.empty()) {
+    if (auto ok = evidence.close(); !ok && evidence_error.empty()) evidence_error = ok.error();
+    if (!evidence_error.empty()) {
+      fmt::print(stderr, "roceconf: error: evidence capture: {}\n", evidence_error);
+      status = kExitUsage;
+    }
+  }
+  if (!args.quiet) {
+    fmt::print("{}", report::summary_text(result, report::is_terminal(stdout)));
+    for (const auto& [what, path] : {std::pair{"HTML report", html}, {"JSON report", json},
+                                     {"JUnit XML", junit}, {"evidence", pcap}})
+      if (!path.empty()) fmt::print("{:<12} {}\n", what, path);
+  }
+  if (status != kExitOk) return status;
+  const auto counts = result.counts();
+  if (result.interrupted) {
+    fmt::print(stderr, "roceconf: interrupted: the reports hold the {} cases that completed\n",
+               result.cases.size());
+    return 1;
+  }
+  return counts.fail + counts.error + counts.inconclusive > 0 ? 1 : kExitOk;
+}
+
+void add_run_command(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<RunArgs>();
+  auto* cmd = app.add_subcommand(
+      "run", "Run the conformance catalogue against a target and write the reports");
+  cmd->add_option("--target", args->target, "reference (default), daemon, or raw")
+      ->check(CLI::IsMember({"reference", "daemon", "raw"}));
+  std::string quirk_help = "enable a defect of the reference target (repeatable):";
+  for (const auto& q : target::all_quirks()) quirk_help += " " + std::string(q.name);
+  cmd->add_option("--quirk", args->quirks, quirk_help);
+  cmd->add_option("--filter", args->filter, "run only cases whose id or area matches a glob");
+  cmd->add_flag("--list", args->list, "list the cases (after --filter) and exit");
+  cmd->add_option("--out", args->out_dir,
+                  "directory of the reports when no report path is given (default roceconf-report)");
+  cmd->add_option("--junit", args->junit, "write JUnit XML here");
+  cmd->add_option("--json", args->json, "write the JSON report here");
+  cmd->add_option("--html", args->html, "write the HTML certification report here");
+  cmd->add_option("--pcap", args->pcap, "write the pcapng evidence here");
+  cmd->add_option("--profile", args->profile, "raw target: profile file (suite/engine/PROFILE.md)");
+  cmd->add_option("--interface", args->interface, "raw target: interface to the device");
+  cmd->add_option("--target-mac", args->target_mac, "raw target: the device's MAC");
+  cmd->add_option("--target-ip", args->target_ip, "raw target: the device's IPv4 address");
+  cmd->add_option("--tester-mac", args->tester_mac, "raw target: our MAC (default: the interface's)");
+  cmd->add_option("--tester-ip", args->tester_ip, "raw target: our IPv4 address");
+  cmd->add_option("--service-port", args->service_port,
+                  "raw target: rdma_cm port of the device's responder (default 7471)");
+  cmd->add_option("--expect-floor-ms", args->expect_floor_ms,
+                  "shortest wait for an expected packet (default 200)");
+  cmd->add_option("--silence-floor-ms", args->silence_floor_ms,
+                  "shortest 'expect nothing' window (default 20)");
+  cmd->add_option("--silence-rtts", args->silence_rtts,
+                  "'expect nothing' windows in round trips when longer than the floor (default 4)");
+  cmd->add_option("--seed", args->seed, "varies QPNs, PSNs and comm IDs between runs (default 1)");
+  cmd->add_flag("--quiet", args->quiet, "no progress and no summary");
+  cmd->callback([args, &run] { run = [args] { return run_run(*args); }; });
+}
+
+}  // namespace roceconf::cli

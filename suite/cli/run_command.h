@@ -1,0 +1,43 @@
+// `roceconf run`: runs the conformance catalogue against a target and writes the reports
+// (HTML, JSON, JUnit XML, pcapng evidence). Without arguments: the whole catalogue against the
+// in-process reference target, reports in ./roceconf-report/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace roceconf::cli {
+
+struct RunArgs {
+  std::string target = "reference";  // reference | daemon | raw
+  std::vector<std::string> quirks;
+  std::string filter;
+  bool list = false;
+  std::string out_dir = "roceconf-report";
+  std::optional<std::string> junit, json, html, pcap;
+  // raw target
+  std::string profile;
+  std::optional<std::string> interface, target_mac, target_ip, tester_mac, tester_ip;
+  std::optional<std::uint16_t> service_port;
+  // timing
+  double expect_floor_ms = 200;
+  double silence_floor_ms = 20;
+  double silence_rtts = 4;
+  std::uint64_t seed = 1;
+  bool quiet = false;
+};
+
+// Exit 0 when no case failed, 1 when one FAILed (or ERRORed, or was INCONCLUSIVE), 2 for usage
+// or set-up errors (bad profile, no privilege, unreachable target).
+int run_run(const RunArgs& args);
+
+void add_run_command(CLI::App& app, std::function<int()>& run);
+
+}  // namespace roceconf::cli

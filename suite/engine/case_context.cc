@@ -1,0 +1,642 @@
+#include "suite/engine/case_context.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dissector/analysis/psn.h"
+#include "dissector/mad/rdma_cm.h"
+#include "dissector/names.h"
+#include "dissector/summary.h"
+#include "suite/engine/annotator.h"
+#include "suite/target/rcnf_private_data.h"
+
+namespace roceconf::engine {
+
+namespace {
+
+std::uint32_t ipv4_u32(const Ipv4Address& a) {
+  return std::uint32_t{a[0]} << 24 | std::uint32_t{a[1]} << 16 | std::uint32_t{a[2]} << 8 | a[3];
+}
+
+std::string mac_text(const MacAddress& m) {
+  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4],
+                     m[5]);
+}
+
+std::string ip_text(const Ipv4Address& a) { return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]); }
+
+bool is_mad_header_key(std::string_view key) {
+  return key == "tid" || key == "class_version" || key == "base_version" || key == "method" ||
+         key == "qkey" || key == "bth.pkey";
+}
+
+}  // namespace
+
+CaseContext::CaseContext(Target& target, const Timing& timing, report::CaseResult& result,
+                         std::uint64_t seed)
+    : target_(target),
+      timing_(timing),
+      result_(result),
+      random_(seed),
+      annotator_(std::make_unique<Annotator>()) {
+  // QPNs, comm IDs and TIDs differ between cases (a target may still remember the previous
+  // case's connection) and repeat exactly between runs of the same case.
+  next_qpn_ = 0x100 + static_cast<std::uint32_t>(random_() % 0xF000) * 0x10;
+  next_tid_ = random_() & 0x0000FFFFFFFF0000ULL;
+}
+
+CaseContext::~CaseContext() = default;
+
+Addresses CaseContext::addresses() const {
+  return {target_.tester(), target_.device(), Udp::kRocePort};
+}
+
+void CaseContext::require(std::string_view capability) {
+  const Capabilities caps = target_.capabilities();
+  if (capability == "responder") {
+    if (!caps.responder)
+      skip("needs a responder following the RCNF convention on the target's service port");
+    return;
+  }
+  if (capability == "control") {
+    if (!caps.control) skip("needs the control API (reference target, daemon, or a DUT agent)");
+    return;
+  }
+  if (capability == "pkey-limited") {
+    if (!caps.control) skip("needs the control API to choose the target QP's P_Key");
+    if (hello_.is_null()) hello_ = control_ok({{"op", "hello"}});
+    const auto& pkeys = hello_["port"]["pkeys"];
+    bool limited = false, full = false;
+    for (const auto& k : pkeys) {
+      const auto v = k.is_number() ? k.get<std::uint64_t>() : parse_uint(k.get<std::string>()).value_or(0);
+      if (v == 0x1234) limited = true;
+      if (v == 0x9234) full = true;
+    }
+    if (!limited || !full)
+      skip("needs P_Keys 0x9234 (full) and 0x1234 (limited) in the target's P_Key table");
+    return;
+  }
+  error(fmt::format("unknown capability '{}' (responder, control, pkey-limited)", capability));
+}
+
+// ---- connections -------------------------------------------------------------------------
+
+Connection& CaseContext::connection(const std::string& name) {
+  const auto it = connections_.find(name);
+  if (it == connections_.end()) error(fmt::format("no connection named '{}'", name));
+  return *it->second;
+}
+
+Connection& CaseContext::new_connection(const std::string& name) {
+  if (connections_.contains(name)) error(fmt::format("connection '{}' exists already", name));
+  auto c = std::make_unique<Connection>();
+  c->name = name;
+  c->local_qpn = new_qpn();
+  c->local_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
+  c->next_psn = c->local_psn0;
+  c->local_comm_id = static_cast<std::uint32_t>(random_());
+  c->udp_sport = static_cast<std::uint16_t>(0xC000 | (c->local_qpn & 0x3FFF));
+  auto& ref = *c;
+  connections_.emplace(name, std::move(c));
+  return ref;
+}
+
+std::uint32_t CaseContext::new_qpn() {
+  const std::uint32_t q = next_qpn_ & psn::kMask;
+  next_qpn_ += 1;
+  return q;
+}
+
+void CaseContext::cm_send(Connection& c, std::string_view message, const Assignments& a) {
+  Assignments header;
+  CmMessage msg;
+  std::array<std::uint8_t, kReqPrivateDataSize> req_private{};
+  std::uint64_t tid = 0;
+  if (message == "REQ") {
+    CmReq r;
+    RdmaCmHeader h;
+    h.src_port = static_cast<std::uint16_t>(40000 + (c.local_qpn & 0x3FFF));
+    h.src_ip = rdma_cm_ipv4(ipv4_u32(target_.tester().ip));
+    h.dst_ip = rdma_cm_ipv4(ipv4_u32(target_.device().ip));
+    build_rdma_cm_private_data(h, {}, req_private);
+    r.local_comm_id = c.local_comm_id;
+    r.service_id = c.service_id != 0 ? c.service_id
+                                     : rdma_cm_service_id(rdma_cm_ps::kTcp, target_.service_port());
+    r.local_ca_guid = 0x0200'00FF'FE00'0002ULL;
+    r.local_qpn = c.local_qpn;
+    r.starting_psn = c.local_psn0;
+    r.responder_resources = 4;
+    r.initiator_depth = 4;
+    r.path_mtu = mtu_enum(c.pmtu);
+    r.pkey = c.pkey;
+    r.primary.local_gid = cm_ipv4_gid(ipv4_u32(target_.tester().ip));
+    r.primary.remote_gid = cm_ipv4_gid(ipv4_u32(target_.device().ip));
+    r.primary.hop_limit = 64;
+    r.primary.local_ack_timeout = 14;
+    r.private_data = req_private;
+    msg = r;
+    c.req_tid = next_tid_++;
+    tid = c.req_tid;
+  } else if (message == "RTU") {
+    msg = CmRtu{c.local_comm_id, c.remote_comm_id, {}};
+    tid = c.req_tid;
+  } else if (message == "DREQ") {
+    CmDreq d;
+    d.local_comm_id = c.local_comm_id;
+    d.remote_comm_id = c.remote_comm_id;
+    d.remote_qpn = c.remote_qpn;
+    msg = d;
+    tid = next_tid_++;
+  } else if (message == "DREP") {
+    msg = CmDrep{c.local_comm_id, c.remote_comm_id, {}};
+    tid = next_tid_++;
+  } else if (message == "MRA") {
+    CmMra m;
+    m.local_comm_id = c.local_comm_id;
+    m.remote_comm_id = c.remote_comm_id;
+    m.message_mraed = cm_msg_kind::kRep;
+    msg = m;
+    tid = c.req_tid;
+  } else if (message == "REJ") {
+    CmRej r;
+    r.local_comm_id = c.local_comm_id;
+    r.remote_comm_id = c.remote_comm_id;
+    r.message_rejected = cm_msg_kind::kRep;
+    msg = r;
+    tid = c.req_tid;
+  } else if (message == "ClassPortInfo") {
+    msg = ClassPortInfo{};
+    tid = next_tid_++;
+    header.set("method", "1");
+  } else {
+    error(fmt::format("unknown CM message '{}' (REQ, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo)",
+                      message));
+  }
+  std::uint16_t pkey = c.pkey;
+  for (const auto& item : a.items()) {
+    if (item.key == "tid") {
+      auto n = parse_uint(item.value);
+      if (!n) error("tid: " + n.error());
+      tid = *n;
+      if (message == "REQ") c.req_tid = tid;
+    } else if (item.key == "bth.pkey") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFF) error("bth.pkey: not a P_Key");
+      pkey = static_cast<std::uint16_t>(*n);
+    } else if (is_mad_header_key(item.key)) {
+      header.set(item.key, item.value);
+    } else if (auto ok = set_cm_field(msg, item.key, item.value); !ok) {
+      error(ok.error());
+    }
+  }
+  if (const auto* r = std::get_if<CmReq>(&msg)) {
+    c.service_id = r->service_id;
+    c.local_comm_id = r->local_comm_id;
+    c.local_psn0 = r->starting_psn & psn::kMask;
+    c.next_psn = c.local_psn0;
+    c.local_qpn = r->local_qpn;
+    c.state = ConnState::kReqSent;
+  }
+  if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
+  auto frame = build_mad(addresses(), pkey, msg, tid, header);
+  if (!frame) error(frame.error());
+  transmit(std::move(frame->bytes),
+           fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
+}
+
+void CaseContext::connect(Connection& c, const Assignments& a) {
+  require("responder");
+  Assignments req;
+  bool rtu = true;
+  for (const auto& item : a.items()) {
+    if (item.key == "pmtu") {
+      auto n = parse_uint(item.value);
+      if (!n || mtu_enum(static_cast<std::uint32_t>(*n)) == 0)
+        error(fmt::format("pmtu: {} is not 256, 512, 1024, 2048 or 4096", item.value));
+      c.pmtu = static_cast<std::uint32_t>(*n);
+    } else if (item.key == "pkey") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFF) error("pkey: not a P_Key");
+      c.pkey = static_cast<std::uint16_t>(*n);
+    } else if (item.key == "psn") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > psn::kMask) error("psn: not a 24-bit PSN");
+      c.local_psn0 = static_cast<std::uint32_t>(*n);
+      c.next_psn = c.local_psn0;
+    } else if (item.key == "rtu") {
+      rtu = item.value != "0" && item.value != "no" && item.value != "false";
+    } else {
+      req.set(item.key, item.value);
+    }
+  }
+  cm_send(c, "REQ", req);
+  Received rep = expect(&c, {"REP", {}}, timing_.expect_window(), false);
+  if (!rtu) return;
+  cm_send(c, "RTU", {});
+  c.state = ConnState::kEstablished;
+}
+
+void CaseContext::after_match(Connection* c, const Packet& p) {
+  if (!c) return;
+  if (p.aeth) c->last_msn = p.aeth->msn;
+  if (!p.mad || !p.mad->cm) return;
+  if (const auto* rep = std::get_if<CmRep>(&*p.mad->cm)) {
+    c->remote_qpn = rep->local_qpn;
+    c->remote_psn0 = rep->starting_psn;
+    c->remote_comm_id = rep->local_comm_id;
+    c->responder_resources = rep->responder_resources;
+    c->initiator_depth = rep->initiator_depth;
+    c->state = ConnState::kRepReceived;
+    if (p.mad->header.tid != c->req_tid)
+      note(fmt::format("REP TID {:#x} differs from the REQ's {:#x}", p.mad->header.tid, c->req_tid));
+    if (auto rcnf = target::RcnfPrivateData::decode(rep->private_data)) {
+      c->region = RemoteRegion{rcnf->region_va, rcnf->rkey, rcnf->region_length,
+                               rcnf->recv_depth, rcnf->recv_buffer_size, 0};
+    } else {
+      note("REP private data has no RCNF block (" + rcnf.error() + "): no remote region");
+    }
+  } else if (std::holds_alternative<CmRej>(*p.mad->cm)) {
+    c->state = ConnState::kRejected;
+  } else if (std::holds_alternative<CmDrep>(*p.mad->cm)) {
+    c->state = ConnState::kClosed;
+  }
+}
+
+void CaseContext::disconnect(Connection& c) {
+  cm_send(c, "DREQ", {});
+  expect(&c, {"DREP", {}}, timing_.expect_window(), true);
+}
+
+void CaseContext::open(Connection& c, const Assignments& a) {
+  require("control");
+  std::uint32_t pkey_index = 0, recv = 16, recv_len = 4096, region = 64 * 1024;
+  std::uint32_t min_rnr_timer = 1, max_dest_rd_atomic = 4;
+  std::string cq_name;
+  nlohmann::json access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+  nlohmann::json qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+  for (const auto& item : a.items()) {
+    const auto num = [&]() {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFFFFFF) error(fmt::format("{}: '{}' is not a number", item.key, item.value));
+      return static_cast<std::uint32_t>(*n);
+    };
+    if (item.key == "pmtu") {
+      c.pmtu = num();
+      if (mtu_enum(c.pmtu) == 0) error("pmtu: not 256, 512, 1024, 2048 or 4096");
+    } else if (item.key == "pkey_index") pkey_index = num();
+    else if (item.key == "psn") {
+      c.local_psn0 = num() & psn::kMask;
+      c.next_psn = c.local_psn0;
+    } else if (item.key == "recv") recv = num();
+    else if (item.key == "recv_len") recv_len = num();
+    else if (item.key == "region") region = num();
+    else if (item.key == "cq") cq_name = item.value;
+    else if (item.key == "min_rnr_timer") min_rnr_timer = num();
+    else if (item.key == "max_dest_rd_atomic") max_dest_rd_atomic = num();
+    else if (item.key == "access") {
+      qp_access = nlohmann::json::array();
+      std::string_view rest = item.value;
+      while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const auto flag = rest.substr(0, comma);
+        if (flag != "none") qp_access.push_back(std::string(flag));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      }
+    } else error(fmt::format("unknown option '{}' for open", item.key));
+  }
+  const std::uint32_t pd = control_ok({{"op", "alloc_pd"}})["pd"];
+  const std::uint32_t cq = cq_name.empty() ? control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"].get<std::uint32_t>()
+                                           : this->cq(cq_name);
+  const nlohmann::json qp = control_ok({{"op", "create_qp"},
+                                        {"qp_type", "RC"},
+                                        {"pd", pd},
+                                        {"send_cq", cq},
+                                        {"recv_cq", cq},
+                                        {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(recv, 64)}}}});
+  c.remote_qpn = qp["qp_num"];
+  c.target_cq = cq;
+  c.target_pd = pd;
+  c.via_control = true;
+  const nlohmann::json mr = control_ok({{"op", "reg_mr"}, {"pd", pd}, {"length", region}, {"access", access}});
+  c.region = RemoteRegion{mr["addr"].get<std::uint64_t>(), mr["rkey"].get<std::uint32_t>(), region,
+                          recv, recv_len, mr["handle"].get<std::uint32_t>()};
+  const Endpoint tester = target_.tester();
+  c.remote_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
+  control_ok({{"op", "modify_qp"},
+              {"qp_num", c.remote_qpn},
+              {"attr", {{"qp_state", "INIT"}, {"pkey_index", pkey_index}, {"port_num", 1},
+                        {"qp_access_flags", qp_access}}}});
+  control_ok({{"op", "modify_qp"},
+              {"qp_num", c.remote_qpn},
+              {"attr", {{"qp_state", "RTR"}, {"path_mtu", c.pmtu}, {"dest_qp_num", c.local_qpn},
+                        {"rq_psn", c.local_psn0}, {"max_dest_rd_atomic", max_dest_rd_atomic},
+                        {"min_rnr_timer", min_rnr_timer},
+                        {"ah_attr", {{"dgid", ip_text(tester.ip)}, {"dmac", mac_text(tester.mac)},
+                                     {"hop_limit", 64}}}}}});
+  control_ok({{"op", "modify_qp"},
+              {"qp_num", c.remote_qpn},
+              {"attr", {{"qp_state", "RTS"}, {"sq_psn", c.remote_psn0}, {"timeout", 14},
+                        {"retry_cnt", 7}, {"rnr_retry", 7}, {"max_rd_atomic", 4}}}});
+  if (recv > 0) {
+    const nlohmann::json buffers =
+        control_ok({{"op", "reg_mr"}, {"pd", pd}, {"length", recv * recv_len}, {"access", {"LOCAL_WRITE"}}});
+    nlohmann::json wrs = nlohmann::json::array();
+    for (std::uint32_t i = 0; i < recv; ++i)
+      wrs.push_back({{"wr_id", i},
+                     {"sg_list", {{{"addr", buffers["addr"].get<std::uint64_t>() + i * recv_len},
+                                   {"length", recv_len},
+                                   {"lkey", buffers["lkey"]}}}}});
+    control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+  }
+  const auto q = control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
+  c.pkey = static_cast<std::uint16_t>(0xFFFF);
+  if (hello_.is_null()) hello_ = control_ok({{"op", "hello"}});
+  const auto& pkeys = hello_["port"]["pkeys"];
+  if (pkey_index < pkeys.size()) {
+    const auto& k = pkeys[pkey_index];
+    c.pkey = static_cast<std::uint16_t>(
+        k.is_number() ? k.get<std::uint64_t>() : parse_uint(k.get<std::string>()).value_or(0xFFFF));
+  }
+  c.state = ConnState::kEstablished;
+}
+
+// ---- data -------------------------------------------------------------------------------
+
+void CaseContext::send(Connection& c, std::string_view op, const Assignments& a) {
+  const bool message = op == "SEND" || op == "RDMA_WRITE" || op == "WRITE" ||
+                       op == "SEND_WITH_IMM" || op == "RDMA_WRITE_WITH_IMM";
+  if (!message) {
+    auto code = request_opcode(op);
+    if (!code) error(code.error());
+    auto frame = build_request(addresses(), c, *code, a);
+    if (!frame) error(frame.error());
+    if (opcode_info(*code).is_request) c.next_psn = psn::add(frame->psn, frame->psn_span);
+    transmit(std::move(frame->bytes),
+             fmt::format("{} {} {}", c.name, op, a.text()));
+    return;
+  }
+  // A whole message, segmented at the path MTU.
+  const bool write = op.find("WRITE") != std::string_view::npos;
+  const bool imm = op.ends_with("_IMM");
+  std::uint64_t len = 0;
+  if (const auto* l = a.find("len")) {
+    auto n = parse_uint(*l);
+    if (!n) error("len: " + n.error());
+    len = *n;
+  }
+  std::uint32_t seed = c.next_psn & 0xFF;
+  if (const auto* f = a.find("fill")) {
+    auto n = parse_uint(*f);
+    if (!n) error("fill: " + n.error());
+    seed = static_cast<std::uint32_t>(*n);
+  }
+  const std::uint64_t packets = std::max<std::uint64_t>(1, (len + c.pmtu - 1) / c.pmtu);
+  for (std::uint64_t i = 0; i < packets; ++i) {
+    const bool first = i == 0, last = i + 1 == packets;
+    std::string name = write ? "RDMA_WRITE_" : "SEND_";
+    name += packets == 1 ? "ONLY" : first ? "FIRST" : last ? "LAST" : "MIDDLE";
+    if (imm && last) name += "_WITH_IMMEDIATE";
+    Assignments pa;
+    const std::uint64_t size = last ? len - i * c.pmtu : c.pmtu;
+    pa.set("len", std::to_string(size));
+    pa.set("fill", std::to_string((seed + i * c.pmtu) & 0xFFFFFFFF));
+    if (last) pa.set("ackreq", "1");
+    for (const auto& item : a.items()) {
+      if (item.key == "len" || item.key == "fill") continue;
+      const bool reth_key = item.key == "offset" || item.key == "va" || item.key == "rkey";
+      if (reth_key && !first) continue;
+      if (item.key == "imm" && !last) continue;
+      if (item.key == "psn" && !first) continue;
+      pa.set(item.key, item.value);
+    }
+    if (write && first) pa.set("dmalen", std::to_string(len));
+    auto code = request_opcode(name);
+    if (!code) error(code.error());
+    auto frame = build_request(addresses(), c, *code, pa);
+    if (!frame) error(frame.error());
+    c.next_psn = psn::add(frame->psn, frame->psn_span);
+    transmit(std::move(frame->bytes), fmt::format("{} {} {}", c.name, name, pa.text()));
+  }
+}
+
+void CaseContext::send_frame(std::vector<std::uint8_t> frame, std::string text) {
+  transmit(std::move(frame), std::move(text));
+}
+
+void CaseContext::transmit(std::vector<std::uint8_t> frame, std::string text) {
+  // The summary line is the decoder's: what actually went on the wire.
+  const Packet p = decode(frame);
+  auto flags = annotator_->add(p, now());
+  record(report::EventKind::kSent, text + "  |  " + summarize(p), frame);
+  result_.events.back().analysis = std::move(flags);
+  if (auto sent = target_.port().send(frame); !sent)
+    error("sending failed: " + sent.error().message);
+}
+
+// ---- receiving ---------------------------------------------------------------------------
+
+Connection* CaseContext::owner_of(const Packet& p) {
+  if (!p.bth) return nullptr;
+  if (p.mad && p.mad->cm) {
+    std::optional<std::uint32_t> remote, local;
+    std::visit(
+        [&](const auto& m) {
+          if constexpr (requires { m.remote_comm_id; }) remote = m.remote_comm_id;
+          if constexpr (requires { m.local_comm_id; }) local = m.local_comm_id;
+        },
+        *p.mad->cm);
+    for (auto& [name, c] : connections_) {
+      if (remote && *remote == c->local_comm_id && *remote != 0) return c.get();
+      if (local && c->remote_comm_id != 0 && *local == c->remote_comm_id) return c.get();
+    }
+    for (auto& [name, c] : connections_)
+      if (p.mad->header.tid == c->req_tid) return c.get();
+    return nullptr;
+  }
+  for (auto& [name, c] : connections_)
+    if (p.bth->dqpn == c->local_qpn) return c.get();
+  return nullptr;
+}
+
+std::optional<Received> CaseContext::next_for(Connection* c, TimeNs deadline) {
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (c == nullptr || it->owner == c) {
+      Received r = std::move(it->frame);
+      pending_.erase(it);
+      return r;
+    }
+  }
+  for (;;) {
+    auto got = target_.port().receive(deadline);
+    if (!got) error("receiving failed: " + got.error().message);
+    if (!*got) return std::nullopt;
+    Received r;
+    r.bytes = std::move((*got)->data);
+    r.time = (*got)->time_ns;
+    r.packet = decode(r.bytes);
+    if (!r.packet.bth) {
+      // Not RoCE (ARP, IPv6 neighbour discovery on a real link): kept out of the ladder.
+      continue;
+    }
+    Connection* owner = owner_of(r.packet);
+    auto flags = annotator_->add(r.packet, r.time);
+    record(report::EventKind::kReceived,
+           fmt::format("{}{}  |  {}", owner ? owner->name + " " : "",
+                       describe_received(r.packet, owner), summarize(r.packet)),
+           r.bytes);
+    result_.events.back().analysis = std::move(flags);
+    if (c == nullptr || owner == c) return r;
+    if (owner) pending_.push_back({std::move(r), owner});
+  }
+}
+
+Received CaseContext::expect(Connection* c, const Expectation& e, TimeNs window, bool eventually) {
+  const TimeNs deadline = add_saturating(now(), window);
+  const std::string what = fmt::format("expect {}{} {}", c ? c->name + " " : "", e.kind, e.fields.text());
+  std::vector<report::FieldDiff> first_diffs;
+  std::string first_seen;
+  for (;;) {
+    auto r = next_for(c, deadline);
+    if (!r) {
+      if (!first_diffs.empty())
+        fail(fmt::format("{}: got {} and nothing matching within {} ms", what, first_seen,
+                         window / kMillisecond),
+             first_diffs);
+      fail(fmt::format("{}: nothing arrived within {} ms", what, window / kMillisecond));
+    }
+    auto diffs = match(r->packet, c, e);
+    if (!diffs) error(diffs.error());
+    if (diffs->empty()) {
+      after_match(c, r->packet);
+      record(report::EventKind::kExpectMet, what);
+      return std::move(*r);
+    }
+    if (!eventually)
+      fail(fmt::format("{}: got {}", what, describe_received(r->packet, c)), *diffs);
+    if (first_diffs.empty()) {
+      first_diffs = *diffs;
+      first_seen = describe_received(r->packet, c);
+    }
+  }
+}
+
+void CaseContext::expect_nothing(Connection* c, TimeNs window) {
+  const TimeNs deadline = add_saturating(now(), window);
+  if (auto r = next_for(c, deadline)) {
+    fail(fmt::format("expected nothing {}within {} ms, got {}", c ? "from " + c->name + " " : "",
+                     window / kMillisecond, describe_received(r->packet, c)));
+  }
+  record(report::EventKind::kSilenceOk,
+         fmt::format("nothing {}for {} ms", c ? "from " + c->name + " " : "", window / kMillisecond));
+}
+
+std::vector<Received> CaseContext::collect(Connection* c, TimeNs window) {
+  const TimeNs deadline = add_saturating(now(), window);
+  std::vector<Received> out;
+  while (auto r = next_for(c, deadline)) out.push_back(std::move(*r));
+  return out;
+}
+
+void CaseContext::wait(TimeNs duration) {
+  const TimeNs deadline = add_saturating(now(), duration);
+  while (auto r = next_for(nullptr, deadline)) {
+    Connection* owner = owner_of(r->packet);
+    pending_.push_back({std::move(*r), owner});
+  }
+}
+
+// ---- control -----------------------------------------------------------------------------
+
+nlohmann::json CaseContext::control(nlohmann::json request) {
+  if (!target_.capabilities().control) skip("needs the control API");
+  auto response = target_.control(request);
+  if (!response) error("control API: " + response.error());
+  std::string text = request.value("op", std::string("?"));
+  nlohmann::json shown = request;
+  shown.erase("op");
+  shown.erase("id");
+  nlohmann::json answer = *response;
+  answer.erase("id");
+  std::string answer_text = answer.dump();
+  if (answer_text.size() > 600) answer_text = answer_text.substr(0, 600) + "...";
+  record(report::EventKind::kControl,
+         fmt::format("{} {} -> {}", text, shown.empty() ? "" : shown.dump(), answer_text));
+  return *response;
+}
+
+nlohmann::json CaseContext::control_ok(nlohmann::json request) {
+  const std::string op = request.value("op", std::string("?"));
+  nlohmann::json r = control(std::move(request));
+  if (!r.value("ok", false))
+    inconclusive(fmt::format("set-up step {} failed on the target: {}", op,
+                             r.value("error", std::string("no error text"))));
+  return r;
+}
+
+std::map<std::string, std::uint64_t> CaseContext::counters() {
+  std::map<std::string, std::uint64_t> out;
+  const auto r = control_ok({{"op", "counters"}});
+  for (const auto& [k, v] : r["counters"].items())
+    if (v.is_number_unsigned()) out[k] = v.get<std::uint64_t>();
+  return out;
+}
+
+std::uint32_t CaseContext::create_cq(const std::string& name, std::uint32_t depth) {
+  const std::uint32_t cq = control_ok({{"op", "create_cq"}, {"depth", depth}})["cq"];
+  cqs_[name] = cq;
+  return cq;
+}
+
+std::uint32_t CaseContext::cq(const std::string& name) {
+  const auto it = cqs_.find(name);
+  if (it == cqs_.end()) error(fmt::format("no CQ named '{}'", name));
+  return it->second;
+}
+
+// ---- verdicts ----------------------------------------------------------------------------
+
+void CaseContext::record(report::EventKind kind, std::string text,
+                         std::vector<std::uint8_t> frame) {
+  report::Event e;
+  e.unix_ns = target_.port().clock().unix_ns(now());
+  e.kind = kind;
+  e.step = step_;
+  e.text = std::move(text);
+  e.frame = std::move(frame);
+  result_.events.push_back(std::move(e));
+}
+
+void CaseContext::note(std::string text) { record(report::EventKind::kNote, std::move(text)); }
+
+void CaseContext::fail(std::string reason, std::vector<report::FieldDiff> diffs) {
+  record(report::EventKind::kExpectFailed, reason);
+  throw CaseStop(report::Verdict::kFail, std::move(reason), std::move(diffs));
+}
+void CaseContext::skip(std::string reason) { throw CaseStop(report::Verdict::kSkip, std::move(reason)); }
+void CaseContext::inconclusive(std::string reason) {
+  record(report::EventKind::kNote, reason);
+  throw CaseStop(report::Verdict::kInconclusive, std::move(reason));
+}
+void CaseContext::error(std::string reason) { throw CaseStop(report::Verdict::kError, std::move(reason)); }
+
+}  // namespace roceconf::engine
+
+namespace roceconf::engine {
+
+void CaseContext::close_all() {
+  for (auto& [name, c] : connections_) {
+    try {
+      if (c->via_control) {
+        (void)target_.control({{"op", "destroy_qp"}, {"qp_num", c->remote_qpn}});
+      } else if (c->state == ConnState::kEstablished || c->state == ConnState::kRepReceived) {
+        cm_send(*c, "DREQ", {});
+      }
+    } catch (const CaseStop&) {
+    }
+  }
+  wait(timing_.silence_floor / 4);
+  pending_.clear();
+}
+
+}  // namespace roceconf::engine

@@ -1,0 +1,153 @@
+// The running case: the tester stack (emulated connections, CM active side, PSN and MSN
+// tracking), the steps (send, expect, expect nothing, control) and the evidence they leave.
+// Script cases (script.h) and C++ cases call the same steps. A step that fails throws CaseStop
+// with the verdict, reason and field diffs; the runner records it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dissector/packet.h"
+#include "reports/result.h"
+#include "suite/engine/assignments.h"
+#include "suite/engine/case_stop.h"
+#include "suite/engine/connection.h"
+#include "suite/engine/frame_builder.h"
+#include "suite/engine/matcher.h"
+#include "suite/engine/target.h"
+#include "suite/engine/timing.h"
+
+namespace roceconf::engine {
+
+class Annotator;
+
+// A frame the tester received, decoded (the packet views `bytes`).
+struct Received {
+  std::vector<std::uint8_t> bytes;
+  TimeNs time = 0;
+  Packet packet;
+};
+
+class CaseContext {
+ public:
+  CaseContext(Target& target, const Timing& timing, report::CaseResult& result,
+              std::uint64_t seed);
+  ~CaseContext();
+  CaseContext(const CaseContext&) = delete;
+  CaseContext& operator=(const CaseContext&) = delete;
+
+  Target& target() { return target_; }
+  const Timing& timing() const { return timing_; }
+  TimeNs now() { return target_.port().clock().now_ns(); }
+  std::mt19937_64& random() { return random_; }
+
+  // The case line the next events belong to ("cases/psn/gap.rcase:9").
+  void set_step(std::string step) { step_ = std::move(step); }
+  const std::string& step() const { return step_; }
+
+  // SKIPs the case when the target lacks a capability: "responder", "control",
+  // "pkey-limited" (a limited P_Key entry in the target's table).
+  void require(std::string_view capability);
+
+  // ---- connections ----
+  Connection& connection(const std::string& name);  // an existing one (else the case is wrong)
+  Connection& new_connection(const std::string& name);
+  bool has_connection(const std::string& name) const { return connections_.contains(name); }
+
+  // Full rdma_cm connect to the responder (REQ, REP, RTU), reading the region from the REP's
+  // RCNF block. Keys: pmtu (bytes), pkey, psn (tester's starting PSN), rtu (0: stop after REP),
+  // and any REQ field. FAILs when the target rejects or does not answer.
+  void connect(Connection& c, const Assignments& a);
+  // A target QP made through the control API and connected to the tester's emulated QP without
+  // CM. Keys: pmtu, pkey_index, psn, recv (receives posted), recv_len, cq (a named CQ),
+  // access (remote access flags, comma list), min_rnr_timer, max_dest_rd_atomic, region (bytes).
+  void open(Connection& c, const Assignments& a);
+  // DREQ and the DREP (FAILs without DREP).
+  void disconnect(Connection& c);
+
+  // A CM message from the tester for `c`: REQ, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo (Get).
+  // Defaults come from the connection; any field of the message and the MAD header (tid,
+  // class_version, ...) can be set.
+  void cm_send(Connection& c, std::string_view message, const Assignments& a);
+
+  // ---- data ----
+  // One request packet (opcode name or number), or a whole message when `op` is SEND,
+  // RDMA_WRITE, SEND_WITH_IMM, RDMA_WRITE_WITH_IMM: segmented at the path MTU, AckReq on the
+  // last packet. Without psn=, the next PSN of the connection.
+  void send(Connection& c, std::string_view op, const Assignments& a);
+  // A frame as given (for cases that craft bytes themselves).
+  void send_frame(std::vector<std::uint8_t> frame, std::string text);
+
+  // The next packet for `c` (any RoCE packet when null) must match within `window`; with
+  // `eventually`, other packets for `c` are skipped. Returns the match. FAILs otherwise.
+  Received expect(Connection* c, const Expectation& e, TimeNs window, bool eventually = false);
+  // No packet for `c` (none at all when null) within `window`.
+  void expect_nothing(Connection* c, TimeNs window);
+  // Packets for `c` that arrive within `window` (collects, never fails).
+  std::vector<Received> collect(Connection* c, TimeNs window);
+  // Waits `duration`, keeping what arrives for later expects.
+  void wait(TimeNs duration);
+
+  // ---- control ----
+  // One control request; ERRORs the case on a transport failure, records the exchange.
+  nlohmann::json control(nlohmann::json request);
+  // Same, and ERRORs the case when the target answers ok=false (a set-up step).
+  nlohmann::json control_ok(nlohmann::json request);
+  // The target's counters, by name.
+  std::map<std::string, std::uint64_t> counters();
+  // A named CQ made through control (create cq as NAME depth=N).
+  std::uint32_t create_cq(const std::string& name, std::uint32_t depth);
+  std::uint32_t cq(const std::string& name);
+
+  // ---- verdicts ----
+  [[noreturn]] void fail(std::string reason, std::vector<report::FieldDiff> diffs = {});
+  [[noreturn]] void skip(std::string reason);
+  [[noreturn]] void inconclusive(std::string reason);
+  [[noreturn]] void error(std::string reason);  // the case itself is wrong
+  void note(std::string text);
+
+  Addresses addresses() const;
+  // Releases what the case left open on a shared target: DREQ for connections, destroy_qp for
+  // control-made QPs. Best effort, errors ignored.
+  void close_all();
+
+  // Counter values at the script's "counter snapshot" step.
+  std::map<std::string, std::uint64_t> counter_base;
+
+ private:
+  struct Pending {
+    Received frame;
+    Connection* owner = nullptr;
+  };
+  Connection* owner_of(const Packet& p);
+  std::optional<Received> next_for(Connection* c, TimeNs deadline);
+  void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {});
+  void transmit(std::vector<std::uint8_t> frame, std::string text);
+  void after_match(Connection* c, const Packet& p);
+  std::uint32_t new_qpn();
+
+  Target& target_;
+  Timing timing_;
+  report::CaseResult& result_;
+  std::mt19937_64 random_;
+  std::string step_;
+  std::map<std::string, std::unique_ptr<Connection>> connections_;
+  std::map<std::string, std::uint32_t> cqs_;
+  std::deque<Pending> pending_;
+  std::uint32_t next_qpn_ = 0;
+  std::uint64_t next_tid_ = 0;
+  std::uint32_t mad_psn_ = 0;
+  nlohmann::json hello_;
+  std::unique_ptr<Annotator> annotator_;
+};
+
+}  // namespace roceconf::engine

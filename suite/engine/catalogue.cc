@@ -1,0 +1,49 @@
+#include "suite/engine/catalogue.h"
+
+#include <algorithm>
+#include <array>
+
+
+namespace roceconf::engine {
+
+bool glob_match(std::string_view g, std::string_view t) {
+  std::size_t gi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (gi < g.size() && (g[gi] == '?' || g[gi] == t[ti])) {
+      ++gi;
+      ++ti;
+    } else if (gi < g.size() && g[gi] == '*') {
+      star = gi++;
+      mark = ti;
+    } else if (star != std::string_view::npos) {
+      gi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (gi < g.size() && g[gi] == '*') ++gi;
+  return gi == g.size();
+}
+
+std::vector<const CaseDef*> Catalogue::select(std::string_view glob) const {
+  std::vector<const CaseDef*> out;
+  for (const auto& c : cases_)
+    if (glob.empty() || glob_match(glob, c.id) || glob_match(glob, c.area)) out.push_back(&c);
+  return out;
+}
+
+void Catalogue::sort() {
+  static constexpr std::array<std::string_view, 11> kAreas = {
+      "cm", "psn", "mtu", "pkey", "nak", "icrc", "header", "data", "qp", "cq", "scale"};
+  const auto rank = [](const CaseDef& c) {
+    const auto it = std::find(kAreas.begin(), kAreas.end(), c.area);
+    return static_cast<std::size_t>(it - kAreas.begin());
+  };
+  std::stable_sort(cases_.begin(), cases_.end(), [&](const CaseDef& a, const CaseDef& b) {
+    const auto ra = rank(a), rb = rank(b);
+    return ra != rb ? ra < rb : a.id < b.id;
+  });
+}
+
+}  // namespace roceconf::engine

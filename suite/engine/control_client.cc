@@ -1,0 +1,157 @@
+#include "suite/engine/control_client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace roceconf::engine {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// The largest response kept: read_mr answers 1 MiB as 2 MiB of hex, with room to spare.
+constexpr std::size_t kMaxLine = 64u << 20;
+constexpr milliseconds kConnectRetry{10};
+
+// Waits for `events` on `fd` until `deadline`; false on timeout.
+bool wait_for(int fd, short events, SteadyClock::time_point deadline) {
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now()).count();
+    pollfd p{fd, events, 0};
+    const int n = poll(&p, 1, static_cast<int>(std::max<long long>(left, 0)));
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) return true;  // let the following call report the error
+  }
+}
+
+std::string op_of(const nlohmann::json& request) {
+  const auto op = request.find("op");
+  return op != request.end() && op->is_string() ? op->get<std::string>() : "?";
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<ControlClient>, std::string> ControlClient::connect(
+    const std::string& path, milliseconds timeout) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path)
+    return std::unexpected(fmt::format("control socket path '{}' must be 1 to {} bytes long", path,
+                                       sizeof addr.sun_path - 1));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+
+  const auto deadline = SteadyClock::now() + timeout;
+  for (;;) {
+    // Non-blocking: a full listen backlog gives EAGAIN instead of blocking past the deadline.
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return std::unexpected(fmt::format("socket(AF_UNIX): {}", std::strerror(errno)));
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0)
+      return std::unique_ptr<ControlClient>(new ControlClient(fd, path));
+    const int err = errno;
+    ::close(fd);
+    const bool retry = err == ENOENT || err == ECONNREFUSED || err == EAGAIN || err == EINTR;
+    if (!retry || SteadyClock::now() >= deadline) {
+      const std::string hint =
+          err == ENOENT || err == ECONNREFUSED ? " (is the target running with --control?)" : "";
+      return std::unexpected(
+          fmt::format("cannot connect to control socket {}: {}{}", path, std::strerror(err), hint));
+    }
+    std::this_thread::sleep_for(std::min(
+        kConnectRetry, std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now())));
+  }
+}
+
+ControlClient::~ControlClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string ControlClient::fail(const std::string& what) const {
+  return fmt::format("control socket {}: {}", path_, what);
+}
+
+std::expected<nlohmann::json, std::string> ControlClient::request(const nlohmann::json& request,
+                                                                  milliseconds timeout) {
+  if (!broken_.empty()) return std::unexpected(broken_);
+  if (!request.is_object()) return std::unexpected(fail("a control request must be a JSON object"));
+  const std::uint64_t id = next_id_++;
+  const std::string op = op_of(request);
+  const auto deadline = SteadyClock::now() + timeout;
+  auto break_with = [this](const std::string& what) {
+    broken_ = fail(what);
+    return std::unexpected(broken_);
+  };
+
+  nlohmann::json numbered = request;
+  numbered["id"] = id;
+  std::string line;
+  try {
+    line = numbered.dump() + "\n";
+  } catch (const nlohmann::json::exception& e) {
+    return std::unexpected(fail(fmt::format("request '{}' cannot be written: {}", op, e.what())));
+  }
+
+  std::string_view out = line;
+  while (!out.empty()) {
+    if (!wait_for(fd_, POLLOUT, deadline)) {
+      // Part of a line may be out: the stream is no longer in step with the server.
+      return break_with(fmt::format("request '{}' not accepted within {} ms", op, timeout.count()));
+    }
+    const ssize_t n = ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET) return break_with("closed by the target");
+      return break_with(fmt::format("send: {}", std::strerror(errno)));
+    }
+    out.remove_prefix(static_cast<std::size_t>(n));
+  }
+
+  for (;;) {
+    if (const auto end = buffer_.find('\n'); end != std::string::npos) {
+      const std::string text = buffer_.substr(0, end);
+      buffer_.erase(0, end + 1);
+      nlohmann::json response = nlohmann::json::parse(text, nullptr, false);
+      if (response.is_discarded() || !response.is_object())
+        return break_with(fmt::format("response to '{}' is not a JSON object: {:.80}", op, text));
+      const auto got = response.find("id");
+      if (got != response.end() && got->is_number_unsigned()) {
+        const auto got_id = got->get<std::uint64_t>();
+        if (got_id == id) return response;
+        if (abandoned_.erase(got_id) > 0) continue;  // a late answer to a timed-out request
+      }
+      std::string detail;
+      if (const auto error = response.find("error"); error != response.end() && error->is_string())
+        detail = ": " + error->get<std::string>();
+      return break_with(fmt::format("response id {} does not match request id {} ('{}'){}",
+                                    got == response.end() ? "(none)" : got->dump(), id, op,
+                                    detail));
+    }
+    if (!wait_for(fd_, POLLIN, deadline)) {
+      abandoned_.insert(id);
+      return std::unexpected(
+          fail(fmt::format("no response to '{}' within {} ms", op, timeout.count())));
+    }
+    char chunk[65536];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n == 0) return break_with("closed by the target");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      if (errno == ECONNRESET) return break_with("closed by the target");
+      return break_with(fmt::format("recv: {}", std::strerror(errno)));
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+    if (buffer_.size() > kMaxLine)
+      return break_with(fmt::format("response to '{}' longer than {} bytes", op, kMaxLine));
+  }
+}
+
+}  // namespace roceconf::engine

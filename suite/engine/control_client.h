@@ -1,0 +1,51 @@
+// A client of the control API (suite/target/CONTROL_API.md) over a UNIX stream socket: one JSON
+// request line out, one response line back. The client numbers the requests itself and checks
+// that each response carries the number of its request, so a response can never be taken for
+// another's. Every wait has a deadline; failures are one line of text.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace roceconf::engine {
+
+class ControlClient {
+ public:
+  static constexpr std::chrono::milliseconds kDefaultTimeout{5000};
+
+  // Connects to the socket at `path`, retrying while it does not exist yet or refuses (a daemon
+  // still starting) until `timeout` has passed.
+  static std::expected<std::unique_ptr<ControlClient>, std::string> connect(
+      const std::string& path, std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  ~ControlClient();
+  ControlClient(const ControlClient&) = delete;
+  ControlClient& operator=(const ControlClient&) = delete;
+
+  // Sends `request` (an object; its "id", if any, is replaced by the client's) and returns the
+  // response object, ok or not. The error is a transport failure: closed socket, no response
+  // within `timeout`, a response that is not JSON or answers another id.
+  std::expected<nlohmann::json, std::string> request(
+      const nlohmann::json& request, std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  ControlClient(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  std::string fail(const std::string& what) const;
+
+  int fd_ = -1;
+  std::string path_;
+  std::string buffer_;  // bytes received after the last complete line
+  std::uint64_t next_id_ = 1;
+  std::set<std::uint64_t> abandoned_;  // ids that timed out: their late responses are skipped
+  std::string broken_;                 // why the connection cannot be used any more
+};
+
+}  // namespace roceconf::engine

@@ -1,0 +1,443 @@
+#include "suite/engine/frame_builder.h"
+
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "dissector/analysis/psn.h"
+#include "dissector/opcode.h"
+
+namespace roceconf::engine {
+
+namespace {
+
+template <typename T>
+std::expected<T, std::string> number(std::string_view key, std::string_view value,
+                                      std::uint64_t max) {
+  auto v = parse_uint(value);
+  if (!v) return std::unexpected(fmt::format("{}: {}", key, v.error()));
+  if (*v > max) return std::unexpected(fmt::format("{}: {} is out of range (at most {:#x})", key,
+                                                   value, max));
+  return static_cast<T>(*v);
+}
+
+std::expected<std::vector<std::uint8_t>, std::string> hex_bytes(std::string_view text) {
+  std::vector<std::uint8_t> out;
+  if (text.starts_with("0x")) text.remove_prefix(2);
+  std::string digits;
+  for (char ch : text)
+    if (ch != ':' && ch != '_' && ch != ' ') digits += ch;
+  if (digits.size() % 2 != 0) return std::unexpected("data: odd number of hex digits");
+  for (std::size_t i = 0; i < digits.size(); i += 2) {
+    auto v = parse_uint("0x" + digits.substr(i, 2));
+    if (!v) return std::unexpected(fmt::format("data: '{}' is not hex", digits.substr(i, 2)));
+    out.push_back(static_cast<std::uint8_t>(*v));
+  }
+  return out;
+}
+
+Packet base_packet(const Addresses& addr) {
+  Packet p;
+  Ethernet e;
+  e.src = addr.tester.mac;
+  e.dst = addr.device.mac;
+  p.eth = e;
+  Ipv4 ip;
+  ip.src = addr.tester.ip;
+  ip.dst = addr.device.ip;
+  p.ipv4 = ip;
+  Udp u;
+  u.dport = addr.udp_port;
+  p.udp = u;
+  return p;
+}
+
+}  // namespace
+
+std::expected<std::uint8_t, std::string> request_opcode(std::string_view name) {
+  if (auto n = parse_uint(name); n) {
+    if (*n > 0xFF) return std::unexpected(fmt::format("opcode {} is out of range", name));
+    return static_cast<std::uint8_t>(*n);
+  }
+  std::string want(name);
+  if (want == "READ" || want == "READ_REQUEST") want = "RDMA_READ_REQUEST";
+  if (want.starts_with("WRITE_")) want = "RDMA_" + want;
+  for (int op = 0; op < 256; ++op) {
+    const OpcodeInfo& info = opcode_info(static_cast<std::uint8_t>(op));
+    if (!info.valid) continue;
+    if (info.name == want || (info.service == Service::kRc && info.op_name == want))
+      return static_cast<std::uint8_t>(op);
+  }
+  return std::unexpected(fmt::format("unknown opcode '{}' (write SEND_ONLY, RDMA_WRITE_FIRST, "
+                                     "RDMA_READ_REQUEST, FETCH_ADD, ..., or a number)",
+                                     name));
+}
+
+std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length) {
+  std::vector<std::uint8_t> out(length);
+  for (std::size_t i = 0; i < length; ++i) out[i] = static_cast<std::uint8_t>(seed + i);
+  return out;
+}
+
+std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
+                                                     std::uint8_t op, const Assignments& a) {
+  Packet p = base_packet(addr);
+  p.udp->sport = c.udp_sport;
+  Bth b;
+  b.opcode = op;
+  b.dqpn = c.remote_qpn;
+  b.pkey = c.pkey;
+  b.psn = c.next_psn;
+  p.bth = b;
+  const OpcodeInfo& info = opcode_info(op);
+  if (info.headers & hdr::kReth) {
+    Reth r;
+    if (c.region) {
+      r.va = c.region->va;
+      r.rkey = c.region->rkey;
+    }
+    p.reth = r;
+  }
+  if (info.headers & hdr::kAtomicEth) {
+    AtomicEth ae;
+    if (c.region) {
+      ae.va = c.region->va;
+      ae.rkey = c.region->rkey;
+    }
+    p.atomiceth = ae;
+  }
+  if (info.headers & hdr::kImmDt) p.immdt = ImmDt{0x12345678};
+  if (info.headers & hdr::kIeth) p.ieth = Ieth{};
+  if (info.headers & hdr::kDeth) p.deth = Deth{};
+  if (info.headers & hdr::kAeth) p.aeth = Aeth{};
+  if (info.headers & hdr::kAtomicAckEth) p.atomicacketh = AtomicAckEth{};
+  // Responses (the tester answering the target's requests) count PSNs from the target's start.
+  const std::uint32_t psn_base = info.is_request ? c.local_psn0 : c.remote_psn0;
+
+  EncodeOptions eo;
+  std::size_t len = 0;
+  std::optional<std::uint32_t> fill;
+  std::optional<std::vector<std::uint8_t>> data;
+  std::optional<std::uint32_t> dmalen;
+  enum class IcrcMode { kGood, kBad, kValue } icrc = IcrcMode::kGood;
+  std::uint32_t icrc_value = 0;
+
+  using Setter = std::function<std::expected<void, std::string>(std::string_view)>;
+  const auto set = [](auto& field, std::uint64_t max, std::string_view key) -> Setter {
+    return [&field, max, key](std::string_view v) -> std::expected<void, std::string> {
+      using F = std::remove_reference_t<decltype(field)>;
+      auto n = number<std::uint64_t>(key, v, max);
+      if (!n) return std::unexpected(n.error());
+      field = static_cast<F>(*n);
+      return {};
+    };
+  };
+  const auto need = [&](bool present, std::string_view key,
+                        std::string_view header) -> std::expected<void, std::string> {
+    if (!present)
+      return std::unexpected(
+          fmt::format("{}: {} has no {}", key, info.name.empty() ? "this opcode" : info.name,
+                      header));
+    return {};
+  };
+  Bth& bth = *p.bth;
+  Ipv4& ip = *p.ipv4;
+  Udp& udp = *p.udp;
+  std::map<std::string, Setter, std::less<>> setters = {
+      {"psn",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = parse_int(v);
+         if (!n) return std::unexpected("psn: " + n.error());
+         bth.psn = psn::add(psn_base, *n);
+         return {};
+       }},
+      {"bth.psn", set(bth.psn, psn::kMask, "bth.psn")},
+      {"ackreq", set(bth.ackreq, 1, "ackreq")},
+      {"se", set(bth.solicited, 1, "se")},
+      {"migreq", set(bth.migreq, 1, "migreq")},
+      {"padcount",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         eo.fill_pad = false;
+         return set(bth.padcount, 3, "padcount")(v);
+       }},
+      {"tver", set(bth.version, 15, "tver")},
+      {"pkey", set(bth.pkey, 0xFFFF, "pkey")},
+      {"dqpn", set(bth.dqpn, 0xFFFFFF, "dqpn")},
+      {"fecn", set(bth.fecn, 1, "fecn")},
+      {"becn", set(bth.becn, 1, "becn")},
+      {"resv6", set(bth.resv6, 0x3F, "resv6")},
+      {"resv7", set(bth.resv7, 0x7F, "resv7")},
+      {"opcode", set(bth.opcode, 0xFF, "opcode")},
+      {"len",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::size_t>("len", v, 1 << 20);
+         if (!n) return std::unexpected(n.error());
+         len = *n;
+         return {};
+       }},
+      {"fill",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::uint32_t>("fill", v, 0xFFFFFFFF);
+         if (!n) return std::unexpected(n.error());
+         fill = *n;
+         return {};
+       }},
+      {"data",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto d = hex_bytes(v);
+         if (!d) return std::unexpected(d.error());
+         data = std::move(*d);
+         return {};
+       }},
+      {"offset",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = parse_int(v);
+         if (!n) return std::unexpected("offset: " + n.error());
+         if (!c.region)
+           return std::unexpected(fmt::format("offset: connection {} has no remote region", c.name));
+         const std::uint64_t va = c.region->va + static_cast<std::uint64_t>(*n);
+         if (p.reth) p.reth->va = va;
+         if (p.atomiceth) p.atomiceth->va = va;
+         return need(p.reth || p.atomiceth, "offset", "RETH or AtomicETH");
+       }},
+      {"va",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::uint64_t>("va", v, UINT64_MAX);
+         if (!n) return std::unexpected(n.error());
+         if (p.reth) p.reth->va = *n;
+         if (p.atomiceth) p.atomiceth->va = *n;
+         return need(p.reth || p.atomiceth, "va", "RETH or AtomicETH");
+       }},
+      {"rkey",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::uint32_t>("rkey", v, 0xFFFFFFFF);
+         if (!n) return std::unexpected(n.error());
+         if (p.reth) p.reth->rkey = *n;
+         if (p.atomiceth) p.atomiceth->rkey = *n;
+         return need(p.reth || p.atomiceth, "rkey", "RETH or AtomicETH");
+       }},
+      {"dmalen",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::uint32_t>("dmalen", v, 0xFFFFFFFF);
+         if (!n) return std::unexpected(n.error());
+         dmalen = *n;
+         return need(p.reth.has_value(), "dmalen", "RETH");
+       }},
+      {"imm",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.immdt.has_value(), "imm", "ImmDt"); !ok) return ok;
+         return set(p.immdt->imm, 0xFFFFFFFF, "imm")(v);
+       }},
+      {"inv_rkey",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.ieth.has_value(), "inv_rkey", "IETH"); !ok) return ok;
+         return set(p.ieth->rkey, 0xFFFFFFFF, "inv_rkey")(v);
+       }},
+      {"syndrome",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.aeth.has_value(), "syndrome", "AETH"); !ok) return ok;
+         return set(p.aeth->syndrome, 0xFF, "syndrome")(v);
+       }},
+      {"msn",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.aeth.has_value(), "msn", "AETH"); !ok) return ok;
+         return set(p.aeth->msn, 0xFFFFFF, "msn")(v);
+       }},
+      {"orig",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.atomicacketh.has_value(), "orig", "AtomicAckETH"); !ok) return ok;
+         return set(p.atomicacketh->orig, UINT64_MAX, "orig")(v);
+       }},
+      {"add",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.atomiceth.has_value(), "add", "AtomicETH"); !ok) return ok;
+         return set(p.atomiceth->swap_add, UINT64_MAX, "add")(v);
+       }},
+      {"swap",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.atomiceth.has_value(), "swap", "AtomicETH"); !ok) return ok;
+         return set(p.atomiceth->swap_add, UINT64_MAX, "swap")(v);
+       }},
+      {"compare",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (auto ok = need(p.atomiceth.has_value(), "compare", "AtomicETH"); !ok) return ok;
+         return set(p.atomiceth->compare, UINT64_MAX, "compare")(v);
+       }},
+      {"ttl", set(ip.ttl, 0xFF, "ttl")},
+      {"dscp", set(ip.dscp, 0x3F, "dscp")},
+      {"ecn", set(ip.ecn, 3, "ecn")},
+      {"tos",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::uint8_t>("tos", v, 0xFF);
+         if (!n) return std::unexpected(n.error());
+         ip.dscp = *n >> 2;
+         ip.ecn = *n & 3;
+         return {};
+       }},
+      {"ip.id", set(ip.id, 0xFFFF, "ip.id")},
+      {"ip.len",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         eo.fill_lengths = false;
+         return set(ip.total_length, 0xFFFF, "ip.len")(v);
+       }},
+      {"udp.len",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         eo.fill_lengths = false;
+         return set(udp.length, 0xFFFF, "udp.len")(v);
+       }},
+      {"sport", set(udp.sport, 0xFFFF, "sport")},
+      {"icrc",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (v == "bad") {
+           icrc = IcrcMode::kBad;
+           return {};
+         }
+         if (v == "good") return {};
+         auto n = number<std::uint32_t>("icrc", v, 0xFFFFFFFF);
+         if (!n) return std::unexpected("icrc: write bad, good or a value");
+         icrc = IcrcMode::kValue;
+         icrc_value = *n;
+         return {};
+       }},
+  };
+  for (const auto& item : a.items()) {
+    const auto it = setters.find(item.key);
+    if (it == setters.end())
+      return std::unexpected(fmt::format("unknown field '{}' for a request packet", item.key));
+    if (auto ok = it->second(item.value); !ok) return std::unexpected(ok.error());
+  }
+
+  std::vector<std::uint8_t> payload;
+  if (data) {
+    payload = std::move(*data);
+  } else if (info.kind == OpKind::kReadRequest) {
+    if (!dmalen) dmalen = static_cast<std::uint32_t>(len);
+  } else if (info.payload != PayloadRule::kNoPayload) {
+    payload = fill_pattern(fill.value_or(bth.psn & 0xFF), len);
+  }
+  if (p.reth) p.reth->dmalen = dmalen.value_or(static_cast<std::uint32_t>(payload.size()));
+  p.payload = payload;
+
+  BuiltFrame out;
+  if (icrc == IcrcMode::kValue) {
+    eo.fill_icrc = false;
+    p.icrc = Icrc{icrc_value, 0};
+  }
+  out.bytes = encode(p, eo);
+  if (icrc == IcrcMode::kBad && out.bytes.size() >= 4)
+    for (std::size_t i = out.bytes.size() - 4; i < out.bytes.size(); ++i) out.bytes[i] ^= 0xFF;
+  out.psn = bth.psn;
+  if (info.kind == OpKind::kReadRequest && p.reth) {
+    const std::uint32_t n = (p.reth->dmalen + c.pmtu - 1) / c.pmtu;
+    out.psn_span = std::max<std::uint32_t>(1, n);
+  }
+  return out;
+}
+
+std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uint16_t pkey,
+                                                 const CmMessage& message, std::uint64_t tid,
+                                                 const Assignments& header) {
+  Packet p = base_packet(addr);
+  Bth b;
+  b.opcode = opcode::kUdSendOnly;
+  b.dqpn = 1;
+  b.pkey = pkey;
+  b.psn = static_cast<std::uint32_t>(tid & psn::kMask);
+  p.bth = b;
+  p.deth = Deth{kGsiQkey, 0, 1};
+  Mad m;
+  m.header.tid = tid;
+  m.cm = message;
+  for (const auto& item : header.items()) {
+    auto set8 = [&](std::uint8_t& field) -> std::expected<void, std::string> {
+      auto n = number<std::uint8_t>(item.key, item.value, 0xFF);
+      if (!n) return std::unexpected(n.error());
+      field = *n;
+      return {};
+    };
+    std::expected<void, std::string> ok;
+    if (item.key == "class_version") ok = set8(m.header.class_version);
+    else if (item.key == "base_version") ok = set8(m.header.base_version);
+    else if (item.key == "method") ok = set8(m.header.method);
+    else if (item.key == "qkey") {
+      auto n = number<std::uint32_t>("qkey", item.value, 0xFFFFFFFF);
+      if (!n) return std::unexpected(n.error());
+      p.deth->qkey = *n;
+    } else if (item.key == "pkey") {
+      auto n = number<std::uint16_t>("pkey", item.value, 0xFFFF);
+      if (!n) return std::unexpected(n.error());
+      p.bth->pkey = *n;
+    } else
+      return std::unexpected(fmt::format("unknown MAD header field '{}'", item.key));
+    if (!ok) return std::unexpected(ok.error());
+  }
+  p.mad = m;
+  BuiltFrame out;
+  out.bytes = encode(p);
+  out.psn = p.bth->psn;
+  return out;
+}
+
+std::expected<void, std::string> set_cm_field(CmMessage& message, std::string_view key,
+                                              std::string_view value) {
+  auto n = parse_uint(value);
+  if (!n) return std::unexpected(fmt::format("{}: {}", key, n.error()));
+  const std::uint64_t v = *n;
+  bool known = true;
+  std::visit(
+      [&](auto& m) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (requires { m.local_comm_id; })
+          if (key == "local_comm_id") return void(m.local_comm_id = static_cast<std::uint32_t>(v));
+        if constexpr (requires { m.remote_comm_id; })
+          if (key == "remote_comm_id")
+            return void(m.remote_comm_id = static_cast<std::uint32_t>(v));
+        if constexpr (std::is_same_v<M, CmReq>) {
+          if (key == "service_id") return void(m.service_id = v);
+          if (key == "local_qpn") return void(m.local_qpn = static_cast<std::uint32_t>(v));
+          if (key == "starting_psn") return void(m.starting_psn = static_cast<std::uint32_t>(v));
+          if (key == "transport" || key == "transport_type")
+            return void(m.transport_type = static_cast<std::uint8_t>(v));
+          if (key == "extended_transport_type")
+            return void(m.extended_transport_type = static_cast<std::uint8_t>(v));
+          if (key == "path_mtu") return void(m.path_mtu = static_cast<std::uint8_t>(v));
+          if (key == "responder_resources")
+            return void(m.responder_resources = static_cast<std::uint8_t>(v));
+          if (key == "initiator_depth")
+            return void(m.initiator_depth = static_cast<std::uint8_t>(v));
+          if (key == "pkey" || key == "partition_key")
+            return void(m.pkey = static_cast<std::uint16_t>(v));
+          if (key == "local_cm_response_timeout")
+            return void(m.local_cm_response_timeout = static_cast<std::uint8_t>(v));
+          if (key == "remote_cm_response_timeout")
+            return void(m.remote_cm_response_timeout = static_cast<std::uint8_t>(v));
+          if (key == "max_cm_retries") return void(m.max_cm_retries = static_cast<std::uint8_t>(v));
+          if (key == "retry_count") return void(m.retry_count = static_cast<std::uint8_t>(v));
+          if (key == "rnr_retry_count")
+            return void(m.rnr_retry_count = static_cast<std::uint8_t>(v));
+          if (key == "srq") return void(m.srq = v != 0);
+          if (key == "local_ack_timeout")
+            return void(m.primary.local_ack_timeout = static_cast<std::uint8_t>(v));
+        }
+        if constexpr (std::is_same_v<M, CmRej>) {
+          if (key == "reason") return void(m.reason = static_cast<std::uint16_t>(v));
+          if (key == "message_rejected")
+            return void(m.message_rejected = static_cast<std::uint8_t>(v));
+        }
+        if constexpr (std::is_same_v<M, CmMra>) {
+          if (key == "message_mraed") return void(m.message_mraed = static_cast<std::uint8_t>(v));
+          if (key == "service_timeout")
+            return void(m.service_timeout = static_cast<std::uint8_t>(v));
+        }
+        if constexpr (std::is_same_v<M, CmDreq>)
+          if (key == "remote_qpn") return void(m.remote_qpn = static_cast<std::uint32_t>(v));
+        known = false;
+      },
+      message);
+  if (!known)
+    return std::unexpected(fmt::format("{} has no field '{}'", cm_message_name(message), key));
+  return {};
+}
+
+}  // namespace roceconf::engine

@@ -1,0 +1,60 @@
+// Builds the frames a case sends: RC requests on a connection (any header field overridable,
+// including deliberately wrong ones) and CM MADs to QP1. Values in `Assignments` are read with
+// the connection as context: `psn=3` is three after the connection's starting PSN, `offset=64`
+// is 64 bytes into the responder's region.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dissector/mad/cm.h"
+#include "dissector/packet.h"
+#include "suite/engine/assignments.h"
+#include "suite/engine/connection.h"
+#include "suite/engine/target.h"
+
+namespace roceconf::engine {
+
+struct Addresses {
+  Endpoint tester;
+  Endpoint device;
+  std::uint16_t udp_port = Udp::kRocePort;
+};
+
+struct BuiltFrame {
+  std::vector<std::uint8_t> bytes;
+  std::uint32_t psn = 0;       // absolute BTH PSN
+  std::uint32_t psn_span = 1;  // PSNs the request consumes (READ: ceil(len / PMTU))
+};
+
+// The RC opcode for a name as cases write it: "SEND_ONLY", "RDMA_READ_REQUEST", "READ" (=
+// RDMA_READ_REQUEST), "WRITE_ONLY" (= RDMA_WRITE_ONLY), "RC_SEND_ONLY", or a number.
+std::expected<std::uint8_t, std::string> request_opcode(std::string_view name);
+
+// The payload byte pattern `fill=N`: byte i is (N + i) mod 256.
+std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length);
+
+// One request packet on `c`. Keys: psn (relative), ackreq, se, migreq, padcount, tver, pkey,
+// dqpn, fecn, becn, resv6, resv7, opcode, len, fill, data (hex), offset or va, rkey, dmalen,
+// imm, inv_rkey, add, swap, compare, syndrome, msn, orig (responses: ACKNOWLEDGE, READ
+// responses, ATOMIC_ACKNOWLEDGE, whose psn counts from the target's starting PSN), ttl, dscp, ecn, tos, ip.id, ip.len, udp.len, sport,
+// icrc (bad or a value). An unknown key is an error (a typo is never ignored).
+std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
+                                                     std::uint8_t opcode, const Assignments& a);
+
+// A CM MAD from the tester's QP1 to the target's QP1. Keys for the MAD header: tid,
+// class_version, base_version, method, attr_id; bth.pkey as pkey; anything else must be a
+// field of the message, set beforehand by the caller.
+std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uint16_t pkey,
+                                                 const CmMessage& message, std::uint64_t tid,
+                                                 const Assignments& header_overrides);
+
+// Sets a CM message field by name ("service_id", "path_mtu", "reason", ...). False when the
+// message has no such field or the value does not parse.
+std::expected<void, std::string> set_cm_field(CmMessage& message, std::string_view key,
+                                              std::string_view value);
+
+}  // namespace roceconf::engine

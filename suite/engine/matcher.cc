@@ -1,0 +1,284 @@
+#include "suite/engine/matcher.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "dissector/analysis/psn.h"
+#include "dissector/names.h"
+#include "dissector/summary.h"
+#include "suite/engine/frame_builder.h"
+
+namespace roceconf::engine {
+
+namespace {
+
+constexpr std::string_view kCmKinds[] = {"REQ",  "MRA",      "REJ",      "REP", "RTU",
+                                         "DREQ", "DREP",     "SIDR_REQ", "SIDR_REP",
+                                         "LAP",  "APR",      "ClassPortInfo"};
+
+// Every decoded field as text and, where numeric, as a number.
+class FieldTable final : public FieldSink {
+ public:
+  struct Value {
+    std::string text;
+    std::optional<std::uint64_t> number;
+  };
+  void field(std::string_view layer, std::string_view name, const FieldValue& value) override {
+    Value v;
+    if (const auto* u = std::get_if<std::uint64_t>(&value)) {
+      v.number = *u;
+      v.text = fmt::format("{:#x}", *u);
+    } else if (const auto* b = std::get_if<bool>(&value)) {
+      v.number = *b ? 1 : 0;
+      v.text = *b ? "true" : "false";
+    } else if (const auto* s = std::get_if<std::string_view>(&value)) {
+      v.text = std::string(*s);
+    } else if (const auto* a = std::get_if<Address>(&value)) {
+      v.text = format_address(a->bytes);
+    } else if (const auto* bytes = std::get_if<Bytes>(&value)) {
+      for (auto byte : *bytes) v.text += fmt::format("{:02x}", byte);
+    }
+    fields.try_emplace(fmt::format("{}.{}", layer, name), std::move(v));
+  }
+  std::map<std::string, Value, std::less<>> fields;
+};
+
+std::string hex24(std::uint32_t v) { return fmt::format("{:#08x}", v); }
+
+std::string syndrome_text(std::uint8_t s) {
+  return fmt::format("{:#04x} ({})", s, syndrome_name(s));
+}
+
+std::optional<std::uint8_t> nak_code(std::string_view name) {
+  static const std::map<std::string_view, std::uint8_t> kCodes = {
+      {"psn_seq_err", syndrome::kNakPsnSeqError},   {"seq_err", syndrome::kNakPsnSeqError},
+      {"inv_req", syndrome::kNakInvalidRequest},     {"invalid_request", syndrome::kNakInvalidRequest},
+      {"rem_acc_err", syndrome::kNakRemoteAccess},   {"rem_access", syndrome::kNakRemoteAccess},
+      {"rem_op_err", syndrome::kNakRemoteOperational}, {"rem_op", syndrome::kNakRemoteOperational},
+      {"inv_rd_req", syndrome::kNakInvalidRdRequest},
+  };
+  const auto it = kCodes.find(name);
+  if (it == kCodes.end()) return std::nullopt;
+  return it->second;
+}
+
+bool is_read_response(std::uint8_t op) {
+  return op >= opcode::kRcReadResponseFirst && op <= opcode::kRcReadResponseOnly;
+}
+
+}  // namespace
+
+bool is_cm_kind(std::string_view kind) {
+  for (auto k : kCmKinds)
+    if (k == kind) return true;
+  return false;
+}
+
+std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p,
+                                                                 const Connection* c,
+                                                                 const Expectation& e) {
+  std::vector<report::FieldDiff> diffs;
+  const auto* bth = p.bth ? &*p.bth : nullptr;
+  const std::uint8_t op = bth ? bth->opcode : 0xFF;
+  const std::string actual_op =
+      bth ? std::string(opcode_info(op).name) : std::string("(no BTH)");
+  const bool is_ack = bth && op == opcode::kRcAck && p.aeth;
+  const std::string cm_msg =
+      p.mad && p.mad->cm ? std::string(cm_message_name(*p.mad->cm)) : std::string();
+
+  // The kind.
+  const std::string& kind = e.kind;
+  if (kind == "ACK" || kind == "NAK" || kind == "RNR") {
+    const AethType want = kind == "ACK" ? AethType::kAck
+                          : kind == "RNR" ? AethType::kRnrNak
+                                          : AethType::kNak;
+    if (!is_ack) {
+      diffs.push_back({"bth.opcode", "RC_ACKNOWLEDGE (" + kind + ")",
+                       cm_msg.empty() ? actual_op : "CM " + cm_msg});
+    } else if (aeth_type(p.aeth->syndrome) != want) {
+      diffs.push_back({"aeth.syndrome", kind, syndrome_text(p.aeth->syndrome)});
+    }
+  } else if (kind == "READ_RESPONSE" || kind == "RDMA_READ_RESPONSE") {
+    if (!bth || !is_read_response(op)) diffs.push_back({"bth.opcode", "RC_RDMA_READ_RESPONSE_*", actual_op});
+  } else if (kind == "ATOMIC_ACK" || kind == "ATOMIC_ACKNOWLEDGE") {
+    if (op != opcode::kRcAtomicAck) diffs.push_back({"bth.opcode", "RC_ATOMIC_ACKNOWLEDGE", actual_op});
+  } else if (is_cm_kind(kind)) {
+    if (cm_msg != kind) diffs.push_back({"cm.msg", kind, cm_msg.empty() ? actual_op : cm_msg});
+  } else if (kind == "any" || kind == "*") {
+  } else {
+    std::string name = kind;
+    if (name.starts_with("READ_RESPONSE")) name = "RDMA_" + name;
+    auto want = request_opcode(name);
+    if (!want) return std::unexpected(fmt::format("unknown packet kind '{}'", kind));
+    if (op != *want)
+      diffs.push_back({"bth.opcode", std::string(opcode_info(*want).name), actual_op});
+  }
+  if (!diffs.empty()) return diffs;  // fields of another kind would only add noise
+
+  FieldTable table;
+  visit_fields(p, table);
+  const bool target_request = bth && opcode_info(op).is_request;
+  for (const auto& [key, value] : e.fields.items()) {
+    if (value == "...") {
+      if (!table.fields.contains(key) && key.find('.') != std::string::npos)
+        diffs.push_back({key, "present", "absent"});
+      continue;
+    }
+    if (key == "psn") {
+      if (!bth) return std::unexpected("psn: the packet has no BTH");
+      auto rel = parse_int(value);
+      if (!rel) return std::unexpected("psn: " + rel.error());
+      const std::uint32_t base = c ? (target_request ? c->remote_psn0 : c->local_psn0) : 0;
+      const std::uint32_t want = psn::add(base, *rel);
+      if (bth->psn != want)
+        diffs.push_back({"bth.psn", fmt::format("{} (+{})", hex24(want), value),
+                         fmt::format("{} ({:+})", hex24(bth->psn), psn::diff(bth->psn, base))});
+      continue;
+    }
+    if (key == "syndrome") {
+      if (!p.aeth) {
+        diffs.push_back({"aeth.syndrome", value, "(no AETH)"});
+        continue;
+      }
+      const std::uint8_t s = p.aeth->syndrome;
+      if (value == "ack") {
+        if (aeth_type(s) != AethType::kAck) diffs.push_back({"aeth.syndrome", "ACK", syndrome_text(s)});
+      } else if (value == "rnr") {
+        if (aeth_type(s) != AethType::kRnrNak) diffs.push_back({"aeth.syndrome", "RNR NAK", syndrome_text(s)});
+      } else if (auto code = nak_code(value)) {
+        if (s != *code) diffs.push_back({"aeth.syndrome", syndrome_text(*code), syndrome_text(s)});
+      } else {
+        auto n = parse_uint(value);
+        if (!n) return std::unexpected(fmt::format("syndrome: '{}' is not ack, rnr, psn_seq_err, "
+                                                   "inv_req, rem_acc_err, rem_op_err or a number",
+                                                   value));
+        if (s != *n) diffs.push_back({"aeth.syndrome", syndrome_text(static_cast<std::uint8_t>(*n)), syndrome_text(s)});
+      }
+      continue;
+    }
+    if (key == "msn") {
+      if (!p.aeth) {
+        diffs.push_back({"aeth.msn", value, "(no AETH)"});
+        continue;
+      }
+      std::uint32_t want = 0;
+      if (value.starts_with('+')) {
+        auto n = parse_int(value);
+        if (!n) return std::unexpected("msn: " + n.error());
+        want = psn::add(c && c->last_msn ? *c->last_msn : 0, *n);
+      } else {
+        auto n = parse_uint(value);
+        if (!n) return std::unexpected("msn: " + n.error());
+        want = static_cast<std::uint32_t>(*n);
+      }
+      if (p.aeth->msn != want)
+        diffs.push_back({"aeth.msn", fmt::format("{} ({})", want, value), std::to_string(p.aeth->msn)});
+      continue;
+    }
+    if (key == "rnr_timer" || key == "credits") {
+      if (!p.aeth) {
+        diffs.push_back({"aeth." + key, value, "(no AETH)"});
+        continue;
+      }
+      auto n = parse_uint(value);
+      if (!n) return std::unexpected(key + ": " + n.error());
+      const std::uint8_t v = aeth_value(p.aeth->syndrome);
+      if (v != *n) diffs.push_back({"aeth." + key, std::to_string(*n), std::to_string(v)});
+      continue;
+    }
+    if (key == "len") {
+      auto n = parse_uint(value);
+      if (!n) return std::unexpected("len: " + n.error());
+      if (p.payload.size() != *n)
+        diffs.push_back({"payload.length", std::to_string(*n), std::to_string(p.payload.size())});
+      continue;
+    }
+    if (key == "fill" || key == "data") {
+      std::vector<std::uint8_t> want;
+      if (key == "fill") {
+        auto n = parse_uint(value);
+        if (!n) return std::unexpected("fill: " + n.error());
+        want = fill_pattern(static_cast<std::uint32_t>(*n), p.payload.size());
+      } else {
+        std::string_view hex = value;
+        if (hex.starts_with("0x")) hex.remove_prefix(2);
+        for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+          auto b = parse_uint("0x" + std::string(hex.substr(i, 2)));
+          if (!b) return std::unexpected("data: not hex");
+          want.push_back(static_cast<std::uint8_t>(*b));
+        }
+      }
+      if (!std::equal(want.begin(), want.end(), p.payload.begin(), p.payload.end())) {
+        std::size_t at = 0;
+        while (at < want.size() && at < p.payload.size() && want[at] == p.payload[at]) ++at;
+        diffs.push_back({"payload", fmt::format("{} bytes of {}={}", want.size(), key, value),
+                         fmt::format("{} bytes, first difference at byte {}", p.payload.size(), at)});
+      }
+      continue;
+    }
+    if (key == "icrc") {
+      const bool ok = p.icrc && p.icrc->ok();
+      if ((value == "good") != ok)
+        diffs.push_back({"icrc.ok", value == "good" ? "true" : "false", ok ? "true" : "false"});
+      continue;
+    }
+    // Short names for common header fields, then any dotted field of the decoder.
+    static const std::map<std::string_view, std::string_view> kAliases = {
+        {"pkey", "bth.pkey"},       {"dqpn", "bth.dqpn"},        {"ackreq", "bth.ackreq"},
+        {"se", "bth.se"},           {"padcount", "bth.padcount"}, {"tver", "bth.tver"},
+        {"orig", "atomicacketh.orig"}, {"reason", "cm.reason"},  {"tid", "mad.tid"},
+        {"opcode", "bth.opcode"},
+    };
+    std::string name = key;
+    if (const auto alias = kAliases.find(key); alias != kAliases.end()) name = alias->second;
+    const auto it = table.fields.find(name);
+    if (it == table.fields.end()) {
+      if (name.find('.') == std::string::npos)
+        return std::unexpected(fmt::format("unknown field '{}' in an expectation", key));
+      diffs.push_back({name, value, "(absent)"});
+      continue;
+    }
+    const auto& actual = it->second;
+    if (auto n = parse_uint(value); n && actual.number) {
+      if (*n != *actual.number) diffs.push_back({name, fmt::format("{:#x}", *n), actual.text});
+    } else if (actual.text != value) {
+      diffs.push_back({name, value, actual.text});
+    }
+  }
+  return diffs;
+}
+
+std::string describe_received(const Packet& p, const Connection* c) {
+  if (p.mad && p.mad->cm) {
+    std::string out(cm_message_name(*p.mad->cm));
+    FieldTable t;
+    visit_fields(p, t);
+    for (std::string_view k : {"cm.reason", "cm.local_comm_id", "cm.remote_comm_id",
+                               "cm.local_qpn", "cm.starting_psn", "mad.tid"})
+      if (const auto it = t.fields.find(k); it != t.fields.end())
+        out += fmt::format(" {}={}", k, it->second.text);
+    return out;
+  }
+  if (!p.bth) return "not RoCE: " + summarize(p);
+  const Bth& b = *p.bth;
+  std::string out;
+  const bool request = opcode_info(b.opcode).is_request;
+  const std::uint32_t base = c ? (request ? c->remote_psn0 : c->local_psn0) : 0;
+  if (b.opcode == opcode::kRcAck && p.aeth) {
+    const auto t = aeth_type(p.aeth->syndrome);
+    out = t == AethType::kAck ? "ACK" : t == AethType::kRnrNak ? "RNR" : "NAK";
+  } else {
+    out = std::string(opcode_info(b.opcode).name);
+    if (out.starts_with("RC_")) out.erase(0, 3);
+  }
+  out += fmt::format(" psn={}", c ? std::to_string(psn::diff(b.psn, base)) : hex24(b.psn));
+  if (p.aeth) out += fmt::format(" syndrome={:#04x} msn={}", p.aeth->syndrome, p.aeth->msn);
+  if (!p.payload.empty()) out += fmt::format(" len={}", p.payload.size());
+  if (b.pkey != (c ? c->pkey : 0xFFFF)) out += fmt::format(" pkey={:#06x}", b.pkey);
+  if (c && b.dqpn != c->local_qpn) out += fmt::format(" dqpn={:#x}", b.dqpn);
+  if (p.icrc && !p.icrc->ok()) out += " icrc=bad";
+  return out;
+}
+
+}  // namespace roceconf::engine

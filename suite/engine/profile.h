@@ -1,0 +1,64 @@
+// The raw target profile: how the suite reaches a real device through one of this host's
+// interfaces (PROFILE.md). A small text file of `key = value` lines, overridden by command-line
+// flags, then validated. The safety rule lives here: the tester only ever sends to one unicast
+// MAC and one unicast IPv4 address, the configured target.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dissector/eth.h"
+#include "dissector/ip.h"
+#include "dissector/udp.h"
+#include "suite/engine/target.h"
+
+namespace roceconf::engine {
+
+struct Profile {
+  std::string source = "<profile>";  // the file, for messages
+  std::string interface;
+  std::optional<MacAddress> target_mac;
+  std::optional<Ipv4Address> target_ip;
+  std::optional<MacAddress> tester_mac;  // unset: the interface's
+  std::optional<Ipv4Address> tester_ip;
+  std::uint16_t service_port = 7471;
+  std::uint16_t udp_port = Udp::kRocePort;
+  std::string netns;          // the interface's network namespace; empty: ours
+  std::string agent;          // HOST:PORT of a DUT agent (not supported yet)
+  std::uint32_t pmtu = 1024;  // the largest path MTU cases may negotiate
+  Capabilities capabilities{true, false};
+};
+
+// Parses a profile's text; `source` names it in errors ("FILE:LINE: what, and what to do").
+std::expected<Profile, std::string> parse_profile(std::string_view text,
+                                                  std::string_view source = "<profile>");
+std::expected<Profile, std::string> load_profile(const std::string& path);
+
+// Command-line flags that take precedence over the file (--interface, --target-mac, ...).
+struct ProfileOverrides {
+  std::optional<std::string> interface;
+  std::optional<std::string> target_mac;
+  std::optional<std::string> target_ip;
+  std::optional<std::string> tester_mac;
+  std::optional<std::string> tester_ip;
+  std::optional<std::uint16_t> service_port;
+};
+
+// Errors name the flag and the form it needs.
+std::expected<void, std::string> apply_overrides(Profile& profile,
+                                                 const ProfileOverrides& overrides);
+
+// Everything required is present and the target is one unicast station; the first problem
+// found, one line.
+std::expected<void, std::string> validate(const Profile& profile);
+
+// The smallest interface MTU that carries a RoCEv2/IPv4 packet of `pmtu` payload bytes with
+// the largest header stack (IPv4, UDP, BTH, RETH, ImmDt, ICRC).
+constexpr int interface_mtu_for(std::uint32_t pmtu) {
+  return static_cast<int>(pmtu) + 64;
+}
+
+}  // namespace roceconf::engine

@@ -1,0 +1,127 @@
+#include "suite/engine/raw_target.h"
+
+#include <net/if.h>
+#include <sys/ioctl.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "capture/port/raw_socket_port.h"
+#include "suite/target/address_text.h"
+
+namespace roceconf::engine {
+namespace {
+
+using target::format_ipv4;
+using target::format_mac;
+
+constexpr std::size_t kEthHeader = 14;
+constexpr std::size_t kVlanTag = 4;
+constexpr std::uint16_t kEtherIpv4 = 0x0800;
+constexpr std::uint16_t kEtherVlan = 0x8100;
+constexpr std::uint16_t kEtherQinQ = 0x88A8;
+constexpr std::size_t kIpv4Destination = 16;  // offset in the IPv4 header
+
+std::uint16_t be16(Bytes b, std::size_t at) {
+  return static_cast<std::uint16_t>(b[at] << 8 | b[at + 1]);
+}
+
+PortError refuse(std::string why) {
+  return {PortErrorCode::kPermission, "egress guard: frame not sent: " + std::move(why)};
+}
+
+}  // namespace
+
+EgressGuardPort::EgressGuardPort(std::unique_ptr<Port> inner, const MacAddress& mac,
+                                 const Ipv4Address& ip)
+    : inner_(std::move(inner)), mac_(mac), ip_(ip) {}
+
+std::expected<void, PortError> EgressGuardPort::send(Bytes frame) {
+  if (frame.size() < kEthHeader)
+    return std::unexpected(refuse(fmt::format("{} bytes is no Ethernet frame", frame.size())));
+  MacAddress dst;
+  std::memcpy(dst.data(), frame.data(), dst.size());
+  if (dst != mac_)
+    return std::unexpected(refuse(fmt::format("Ethernet destination {} is not the target's {}",
+                                              format_mac(dst), format_mac(mac_))));
+  std::size_t at = 12;
+  std::uint16_t type = be16(frame, at);
+  while ((type == kEtherVlan || type == kEtherQinQ) && frame.size() >= at + kVlanTag + 2) {
+    at += kVlanTag;
+    type = be16(frame, at);
+  }
+  if (type != kEtherIpv4)
+    return std::unexpected(refuse(fmt::format(
+        "ethertype {:#06x} is not IPv4: only RoCEv2 over IPv4 to the target is sent", type)));
+  const std::size_t ip_start = at + 2;
+  if (frame.size() < ip_start + kIpv4Destination + 4)
+    return std::unexpected(refuse("IPv4 header cut short before its destination address"));
+  Ipv4Address ip;
+  std::memcpy(ip.data(), frame.data() + ip_start + kIpv4Destination, ip.size());
+  if (ip != ip_)
+    return std::unexpected(refuse(fmt::format("IPv4 destination {} is not the target's {}",
+                                              format_ipv4(ip), format_ipv4(ip_))));
+  return inner_->send(frame);
+}
+
+std::expected<std::size_t, std::string> settle_and_drain(Port& port, TimeNs quiet, TimeNs bound) {
+  Clock& clock = port.clock();
+  const TimeNs give_up = add_saturating(clock.now_ns(), bound);
+  std::size_t dropped = 0;
+  for (;;) {
+    const TimeNs deadline = std::min(add_saturating(clock.now_ns(), quiet), give_up);
+    auto frame = port.receive(deadline);
+    if (!frame) return std::unexpected(frame.error().message);
+    if (!*frame || clock.now_ns() >= give_up) return dropped;
+    ++dropped;
+  }
+}
+
+std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Profile& profile) {
+  if (auto valid = validate(profile); !valid) return std::unexpected(valid.error());
+  RawSocketOptions options;
+  options.interface = profile.interface;
+  options.udp_port = profile.udp_port;
+  options.netns = profile.netns;
+  auto port = RawSocketPort::open(options);
+  if (!port) return std::unexpected(port.error().message);
+
+  std::unique_ptr<RawTarget> t(new RawTarget());
+  t->profile_ = profile;
+  // The socket lives in the interface's namespace, so the name resolves there.
+  ifreq req{};
+  std::memcpy(req.ifr_name, profile.interface.c_str(), profile.interface.size() + 1);
+  if (ioctl((*port)->fd(), SIOCGIFMTU, &req) == 0) t->interface_mtu_ = req.ifr_mtu;
+  if (t->interface_mtu_ > 0 && t->interface_mtu_ < interface_mtu_for(profile.pmtu)) {
+    return std::unexpected(fmt::format(
+        "{}: pmtu {} needs an MTU of at least {} on {} (it has {}): lower pmtu or raise the MTU",
+        profile.source, profile.pmtu, interface_mtu_for(profile.pmtu), profile.interface,
+        t->interface_mtu_));
+  }
+  t->tester_ = {profile.tester_mac.value_or((*port)->mac()), *profile.tester_ip};
+  t->guard_ =
+      std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac, *profile.target_ip);
+  return t;
+}
+
+std::string RawTarget::describe() const {
+  return fmt::format(
+      "raw target {} {} via {}{} (MTU {}, pmtu {}), tester {} {}, responder {} on port {}",
+      format_mac(*profile_.target_mac), format_ipv4(*profile_.target_ip), profile_.interface,
+      profile_.netns.empty() ? "" : " in netns " + profile_.netns, interface_mtu_, profile_.pmtu,
+      format_mac(tester_.mac), format_ipv4(tester_.ip),
+      profile_.capabilities.responder ? "yes" : "no", profile_.service_port);
+}
+
+std::expected<nlohmann::json, std::string> RawTarget::control(const nlohmann::json&) {
+  return std::unexpected(std::string("the raw target has no control API (needs the DUT agent)"));
+}
+
+std::expected<void, std::string> RawTarget::reset() {
+  auto drained = settle_and_drain(guard_->inner());
+  if (!drained) return std::unexpected(drained.error());
+  return {};
+}
+
+}  // namespace roceconf::engine

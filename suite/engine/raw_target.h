@@ -1,0 +1,74 @@
+// A real device reached through one of this host's interfaces, described by a profile
+// (profile.h, PROFILE.md): the wire only, no control API. Every frame the tester sends passes
+// an egress guard that refuses anything not addressed to the configured target, so a case (or
+// a bug) can never put traffic on the network for anyone else.
+#pragma once
+
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "capture/port/port.h"
+#include "suite/engine/profile.h"
+#include "suite/engine/target.h"
+
+namespace roceconf::engine {
+
+// A Port that sends only frames to one MAC and one IPv4 address (through 802.1Q/802.1ad tags);
+// anything else, IPv6 and RoCEv1 included, is refused with kPermission and never sent.
+// Receiving is the inner port's.
+class EgressGuardPort final : public Port {
+ public:
+  EgressGuardPort(std::unique_ptr<Port> inner, const MacAddress& mac, const Ipv4Address& ip);
+
+  std::expected<void, PortError> send(Bytes frame) override;
+  std::expected<std::optional<ReceivedFrame>, PortError> receive(TimeNs deadline) override {
+    return inner_->receive(deadline);
+  }
+  std::string_view name() const override { return inner_->name(); }
+  Clock& clock() override { return inner_->clock(); }
+
+  Port& inner() { return *inner_; }
+
+ private:
+  std::unique_ptr<Port> inner_;
+  MacAddress mac_;
+  Ipv4Address ip_;
+};
+
+// Between cases on a remote target: waits until the port has been quiet for `quiet`, receiving
+// and dropping what arrives, for at most `bound`. Returns the number of frames dropped.
+inline constexpr TimeNs kSettleQuietNs = 2'000'000;
+inline constexpr TimeNs kSettleBoundNs = 50'000'000;
+std::expected<std::size_t, std::string> settle_and_drain(Port& port, TimeNs quiet = kSettleQuietNs,
+                                                         TimeNs bound = kSettleBoundNs);
+
+class RawTarget final : public Target {
+ public:
+  // Validates the profile, opens a raw socket on its interface (in its namespace, if any) and
+  // checks that the interface's MTU carries the profile's pmtu.
+  static std::expected<std::unique_ptr<RawTarget>, std::string> open(const Profile& profile);
+
+  std::string_view kind() const override { return "raw"; }
+  std::string describe() const override;
+  Capabilities capabilities() const override { return {profile_.capabilities.responder, false}; }
+  roceconf::Port& port() override { return *guard_; }
+  Endpoint tester() const override { return tester_; }
+  Endpoint device() const override { return {*profile_.target_mac, *profile_.target_ip}; }
+  std::uint16_t service_port() const override { return profile_.service_port; }
+  std::expected<nlohmann::json, std::string> control(const nlohmann::json& request) override;
+  std::expected<void, std::string> reset() override;
+
+  const Profile& profile() const { return profile_; }
+  int interface_mtu() const { return interface_mtu_; }
+
+ private:
+  RawTarget() = default;
+
+  Profile profile_;
+  Endpoint tester_;
+  int interface_mtu_ = 0;
+  std::unique_ptr<EgressGuardPort> guard_;
+};
+
+}  // namespace roceconf::engine

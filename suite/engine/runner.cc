@@ -1,0 +1,123 @@
+#include "suite/engine/runner.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "suite/engine/case_stop.h"
+
+namespace roceconf::engine {
+
+namespace {
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ULL;
+  return h;
+}
+
+}  // namespace
+
+TimeNs calibrate_rtt(Target& target, std::string& note) {
+  (void)target.reset();
+  report::CaseResult scratch;
+  CaseContext ctx(target, Timing{}, scratch, 0x52545431);
+  std::vector<TimeNs> samples;
+  try {
+    Connection& c = ctx.new_connection("calibration");
+    for (int i = 0; i < 5; ++i) {
+      const TimeNs start = ctx.now();
+      ctx.cm_send(c, "ClassPortInfo", {});
+      const TimeNs deadline = start + 1'000 * kMillisecond;
+      bool answered = false;
+      while (ctx.now() < deadline) {
+        auto got = ctx.collect(nullptr, deadline - ctx.now());
+        for (const auto& r : got)
+          if (r.packet.mad && r.packet.mad->cm &&
+              std::holds_alternative<ClassPortInfo>(*r.packet.mad->cm)) {
+            samples.push_back(r.time - start);
+            answered = true;
+          }
+        if (answered || got.empty()) break;
+      }
+      if (!answered) break;
+    }
+  } catch (const CaseStop& stop) {
+    note = "round trip not measured: " + std::string(stop.what());
+    return 0;
+  }
+  if (samples.empty()) {
+    note = "round trip not measured: the target did not answer ClassPortInfo on QP1; windows use "
+           "the floors";
+    return 0;
+  }
+  std::sort(samples.begin(), samples.end());
+  const TimeNs rtt = samples[samples.size() / 2];
+  note = fmt::format("round trip {:.1f} us (median of {} ClassPortInfo exchanges)",
+                     static_cast<double>(rtt) / 1e3, samples.size());
+  return rtt;
+}
+
+report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& timing,
+                            std::uint64_t seed) {
+  report::CaseResult r;
+  r.id = def.id;
+  r.area = def.area;
+  r.title = def.title;
+  r.description = def.description;
+  r.clause = def.clause;
+  r.requirement = def.requirement;
+  r.needs = def.needs;
+  r.source = def.source;
+  const auto wall_start = std::chrono::system_clock::now();
+  r.start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        wall_start.time_since_epoch()).count();
+  if (auto reset = target.reset(); !reset) {
+    r.verdict = report::Verdict::kError;
+    r.reason = "target reset failed: " + reset.error();
+    return r;
+  }
+  Clock& clock = target.port().clock();
+  const TimeNs t0 = clock.now_ns();
+  r.start_unix_ns = clock.unix_ns(t0);
+  CaseContext ctx(target, timing, r, seed ^ fnv1a(def.id));
+  try {
+    def.run(ctx);
+    r.verdict = report::Verdict::kPass;
+  } catch (const CaseStop& stop) {
+    r.verdict = stop.verdict;
+    r.reason = stop.what();
+    r.diffs = stop.diffs;
+    if (stop.verdict != report::Verdict::kSkip) r.failed_step = ctx.step();
+  } catch (const std::exception& e) {
+    r.verdict = report::Verdict::kError;
+    r.reason = fmt::format("internal error: {}", e.what());
+    r.failed_step = ctx.step();
+  }
+  if (target.kind() != "reference") ctx.close_all();
+  r.duration_ns = clock.now_ns() - t0;
+  return r;
+}
+
+void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const RunOptions& options,
+               report::RunResult& result) {
+  Timing timing = options.timing;
+  if (!options.rtt_given) {
+    std::string note;
+    timing.rtt = calibrate_rtt(target, note);
+  }
+  result.rtt_ns = timing.rtt;
+  result.silence_ns = timing.silence_window();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (options.interrupted && options.interrupted->load()) {
+      result.interrupted = true;
+      break;
+    }
+    if (options.on_start) options.on_start(*cases[i], i, cases.size());
+    result.cases.push_back(run_case(target, *cases[i], timing, options.seed));
+    if (options.on_done) options.on_done(result.cases.back(), i, cases.size());
+  }
+}
+
+}  // namespace roceconf::engine

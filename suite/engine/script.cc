@@ -1,0 +1,373 @@
+#include "suite/engine/script.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "suite/engine/matcher.h"
+
+namespace roceconf::engine {
+
+namespace {
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::expected<Statement, std::string> parse_statement(int line, const std::string& text) {
+  Statement s;
+  s.line = line;
+  s.text = text;
+  auto words = split_words(text);
+  std::size_t i = 0;
+  if (!words.empty() && words[0].starts_with('+')) {
+    const std::string& t = words[0];
+    const auto dots = t.find("...");
+    auto at = parse_duration(std::string_view(t).substr(1, dots == std::string::npos ? std::string::npos : dots - 1));
+    if (!at) return std::unexpected(at.error());
+    s.at = *at;
+    if (dots != std::string::npos) {
+      auto w = parse_duration(std::string_view(t).substr(dots + 3));
+      if (!w) return std::unexpected(w.error());
+      s.window = *w;
+    }
+    i = 1;
+  }
+  bool in_fields = false;
+  for (; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const auto eq = w.find('=');
+    if (eq != std::string::npos && eq > 0 && w.find_first_of("<>!") == std::string::npos) {
+      s.fields.set(w.substr(0, eq), w.substr(eq + 1));
+      in_fields = true;
+    } else if (w == "...") {
+      in_fields = true;
+    } else if (in_fields) {
+      s.flags.push_back(w);
+    } else {
+      s.words.push_back(w);
+    }
+  }
+  if (s.words.empty()) return std::unexpected("a step needs a verb (connect, send, expect, ...)");
+  return s;
+}
+
+// "connect rc as c" / "connect c": the connection name.
+std::string name_after_verb(const Statement& s, CaseContext& ctx) {
+  std::vector<std::string> w(s.words.begin() + 1, s.words.end());
+  if (!w.empty() && (w[0] == "rc" || w[0] == "RC")) w.erase(w.begin());
+  if (!w.empty() && w[0] == "as") w.erase(w.begin());
+  if (w.size() != 1) ctx.error(fmt::format("'{}': name one connection", s.words[0]));
+  return w[0];
+}
+
+TimeNs expect_window(CaseContext& ctx, const Statement& s) {
+  if (!s.window) return ctx.timing().expect_window();
+  if (s.window->rtts) return ctx.timing().expect_window(*s.window->rtts);
+  return s.window->ns;
+}
+
+TimeNs silence_window(CaseContext& ctx, const Statement& s) {
+  if (!s.window) return ctx.timing().silence_window();
+  if (s.window->rtts) return ctx.timing().silence_window(*s.window->rtts);
+  return s.window->ns;
+}
+
+std::uint64_t number_or_error(CaseContext& ctx, std::string_view key, std::string_view v) {
+  auto n = parse_uint(v);
+  if (!n) ctx.error(fmt::format("{}: {}", key, n.error()));
+  return *n;
+}
+
+std::string json_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ",") + json_text(x);
+    return out;
+  }
+  return v.dump();
+}
+
+// Compares `key=value` pairs against a JSON object (a WC, a QP attribute set).
+std::vector<report::FieldDiff> compare_json(const nlohmann::json& actual, const Assignments& want,
+                                            std::string_view prefix, const Connection* c) {
+  std::vector<report::FieldDiff> diffs;
+  for (const auto& [key, value] : want.items()) {
+    const std::string field = fmt::format("{}.{}", prefix, key);
+    if (!actual.contains(key)) {
+      diffs.push_back({field, value, "(absent)"});
+      continue;
+    }
+    const auto& a = actual[key];
+    std::string expected = value;
+    if (c && (key == "qp_num" || key == "dest_qp_num") && value == c->name)
+      expected = std::to_string(key == "qp_num" ? c->remote_qpn : c->local_qpn);
+    if (a.is_number_unsigned()) {
+      auto n = parse_uint(expected);
+      if (!n || *n != a.get<std::uint64_t>())
+        diffs.push_back({field, expected, std::to_string(a.get<std::uint64_t>())});
+    } else if (json_text(a) != expected) {
+      diffs.push_back({field, expected, json_text(a)});
+    }
+  }
+  return diffs;
+}
+
+void run_counter(CaseContext& ctx, const Statement& s, std::map<std::string, std::uint64_t>& base) {
+  // counter NAME >= N | == N | <= N | > N
+  if (s.words.size() == 2 && s.words[1] == "snapshot") {
+    base = ctx.counters();
+    return;
+  }
+  if (s.words.size() != 4) ctx.error("write: counter NAME >= N (or ==, <=, >), or counter snapshot");
+  const std::string& name = s.words[1];
+  const std::string& op = s.words[2];
+  const std::uint64_t want = number_or_error(ctx, "counter", s.words[3]);
+  const auto now = ctx.counters();
+  const auto it = now.find(name);
+  if (it == now.end()) ctx.skip(fmt::format("the target does not expose counter '{}'", name));
+  const std::uint64_t delta = it->second - (base.contains(name) ? base[name] : 0);
+  const bool ok = op == ">=" ? delta >= want : op == "==" ? delta == want
+                : op == "<=" ? delta <= want : op == ">" ? delta > want : false;
+  if (op != ">=" && op != "==" && op != "<=" && op != ">") ctx.error("counter: use >=, ==, <= or >");
+  if (!ok)
+    ctx.fail(fmt::format("counter {} is {}{}, expected {} {}", name, delta,
+                         base.empty() ? "" : " (since the snapshot)", op, want),
+             {{"counter." + name, op + " " + std::to_string(want), std::to_string(delta)}});
+}
+
+}  // namespace
+
+std::expected<Script, std::string> parse_script(const std::string& path, const std::string& text) {
+  Script script;
+  script.path = path;
+  std::istringstream in(text);
+  std::string raw;
+  int line = 0;
+  bool header = true;
+  std::vector<std::string> comment_block;
+  while (std::getline(in, raw)) {
+    ++line;
+    std::string code = raw;
+    std::string comment;
+    if (const auto slash = raw.find("//"); slash != std::string::npos) {
+      code = raw.substr(0, slash);
+      comment = trim(std::string_view(raw).substr(slash + 2));
+    }
+    code = trim(code);
+    if (code.empty()) {
+      if (header && !comment.empty() && script.statements.empty()) comment_block.push_back(comment);
+      continue;
+    }
+    const auto colon = code.find(':');
+    const std::string key = colon == std::string::npos ? "" : trim(code.substr(0, colon));
+    if (key == "clause" || key == "level" || key == "needs" || key == "title") {
+      const std::string value = trim(code.substr(colon + 1));
+      if (key == "clause") script.clause = value;
+      if (key == "title") script.title = value;
+      if (key == "level") {
+        if (value != "MUST" && value != "SHOULD" && value != "MAY")
+          return std::unexpected(fmt::format("{}:{}: level is MUST, SHOULD or MAY", path, line));
+        script.requirement = value;
+      }
+      if (key == "needs")
+        for (auto& w : split_words(value)) {
+          if (w.ends_with(',')) w.pop_back();
+          if (w != "none") script.needs.push_back(w);
+        }
+      continue;
+    }
+    header = false;
+    auto s = parse_statement(line, code);
+    if (!s) return std::unexpected(fmt::format("{}:{}: {}", path, line, s.error()));
+    script.statements.push_back(std::move(*s));
+  }
+  if (!comment_block.empty()) {
+    if (script.title.empty()) {
+      script.title = comment_block.front();
+      comment_block.erase(comment_block.begin());
+    }
+    for (const auto& c : comment_block) script.description += (script.description.empty() ? "" : " ") + c;
+  }
+  if (script.clause.empty()) return std::unexpected(path + ": no 'clause:' line");
+  if (script.requirement.empty()) return std::unexpected(path + ": no 'level:' line");
+  if (script.statements.empty()) return std::unexpected(path + ": no steps");
+  return script;
+}
+
+void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
+  (void)script;
+  if (s.at && (s.at->ns > 0 || (s.at->rtts && *s.at->rtts > 0)))
+    ctx.wait(s.at->rtts ? ctx.timing().scaled(*s.at->rtts) : s.at->ns);
+  const std::string& verb = s.words[0];
+  const auto conn_arg = [&](std::size_t i) -> Connection& {
+    if (s.words.size() <= i) ctx.error(fmt::format("'{}' needs a connection name", verb));
+    return ctx.connection(s.words[i]);
+  };
+
+  if (verb == "connect") {
+    const std::string name = name_after_verb(s, ctx);
+    ctx.connect(ctx.new_connection(name), s.fields);
+  } else if (verb == "open") {
+    const std::string name = name_after_verb(s, ctx);
+    ctx.open(ctx.new_connection(name), s.fields);
+  } else if (verb == "new") {
+    ctx.new_connection(name_after_verb(s, ctx));
+  } else if (verb == "disconnect") {
+    ctx.disconnect(conn_arg(1));
+  } else if (verb == "send") {
+    if (s.words.size() != 3) ctx.error("write: send CONNECTION OPCODE field=value ...");
+    const std::string& what = s.words[2];
+    if (is_cm_kind(what) || what == "ClassPortInfo") {
+      Connection& c = ctx.has_connection(s.words[1]) ? ctx.connection(s.words[1])
+                                                      : ctx.new_connection(s.words[1]);
+      ctx.cm_send(c, what, s.fields);
+    } else {
+      ctx.send(conn_arg(1), what, s.fields);
+    }
+  } else if (verb == "expect") {
+    if (s.words.size() >= 2 && s.words[1] == "nothing") {
+      Connection* c = nullptr;
+      if (s.words.size() == 4 && s.words[2] == "from") c = &ctx.connection(s.words[3]);
+      else if (s.words.size() != 2) ctx.error("write: expect nothing [from CONNECTION]");
+      ctx.expect_nothing(c, silence_window(ctx, s));
+      return;
+    }
+    if (s.words.size() != 3) ctx.error("write: expect CONNECTION KIND field=value ...");
+    bool eventually = false;
+    for (const auto& f : s.flags) {
+      if (f == "eventually") eventually = true;
+      else ctx.error(fmt::format("unknown word '{}' after the fields", f));
+    }
+    ctx.expect(&conn_arg(1), {s.words[2], s.fields}, expect_window(ctx, s), eventually);
+  } else if (verb == "wait") {
+    if (s.words.size() != 2) ctx.error("write: wait DURATION");
+    auto d = parse_duration(s.words[1]);
+    if (!d) ctx.error(d.error());
+    ctx.wait(d->rtts ? ctx.timing().silence_window(*d->rtts) : d->ns);
+  } else if (verb == "counter") {
+    run_counter(ctx, s, ctx.counter_base);
+  } else if (verb == "create") {
+    // create cq as NAME depth=N
+    if (s.words.size() != 4 || s.words[1] != "cq" || s.words[2] != "as")
+      ctx.error("write: create cq as NAME depth=N");
+    const auto* depth = s.fields.find("depth");
+    ctx.create_cq(s.words[3], depth ? static_cast<std::uint32_t>(number_or_error(ctx, "depth", *depth)) : 16);
+  } else if (verb == "post") {
+    // post recv CONNECTION count=N len=L
+    if (s.words.size() != 3 || s.words[1] != "recv") ctx.error("write: post recv CONNECTION count=N len=L");
+    Connection& c = conn_arg(2);
+    const std::uint32_t count = s.fields.find("count") ? static_cast<std::uint32_t>(number_or_error(ctx, "count", *s.fields.find("count"))) : 1;
+    const std::uint32_t len = s.fields.find("len") ? static_cast<std::uint32_t>(number_or_error(ctx, "len", *s.fields.find("len"))) : 4096;
+    const auto mr = ctx.control_ok({{"op", "reg_mr"}, {"pd", c.target_pd}, {"length", std::max<std::uint32_t>(1, count * len)}, {"access", {"LOCAL_WRITE"}}});
+    nlohmann::json wrs = nlohmann::json::array();
+    for (std::uint32_t i = 0; i < count; ++i)
+      wrs.push_back({{"wr_id", 1000 + i}, {"sg_list", {{{"addr", mr["addr"].get<std::uint64_t>() + std::uint64_t{i} * len}, {"length", len}, {"lkey", mr["lkey"]}}}}});
+    ctx.control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+  } else if (verb == "poll") {
+    // poll CONNECTION [empty] field=value ...: the next completion of the connection's CQ
+    Connection& c = conn_arg(1);
+    std::uint32_t cq = c.target_cq;
+    Assignments want;
+    for (const auto& [k, v] : s.fields.items()) {
+      if (k == "cq") cq = ctx.cq(v);
+      else want.set(k, v);
+    }
+    const auto r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
+    const auto& wc = r["wc"];
+    const bool want_empty = s.words.size() == 3 && s.words[2] == "empty";
+    if (want_empty) {
+      if (!wc.empty()) ctx.fail("poll: expected no completion, got " + wc[0].dump(), {{"cq", "empty", wc[0].dump()}});
+      return;
+    }
+    if (wc.empty()) ctx.fail("poll: expected a completion, the CQ is empty", {{"cq", "a completion", "empty"}});
+    if (auto diffs = compare_json(wc[0], want, "wc", &c); !diffs.empty())
+      ctx.fail("poll: the completion differs: " + wc[0].dump(), diffs);
+  } else if (verb == "query") {
+    Connection& c = conn_arg(1);
+    const auto r = ctx.control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
+    if (auto diffs = compare_json(r["attr"], s.fields, "qp", &c); !diffs.empty())
+      ctx.fail("query: the QP's attributes differ", diffs);
+  } else if (verb == "modify") {
+    // modify CONNECTION attr=value ... expect=ok|ERRNO
+    Connection& c = conn_arg(1);
+    nlohmann::json attr = nlohmann::json::object();
+    std::string expect = "ok";
+    for (const auto& [k, v] : s.fields.items()) {
+      if (k == "expect") expect = v;
+      else if (auto n = parse_uint(v); n) attr[k] = *n;
+      else attr[k] = v;
+    }
+    const auto r = ctx.control({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", attr}});
+    const bool ok = r.value("ok", false);
+    const std::string got = ok ? "ok" : r.value("errno", std::string("error"));
+    if (got != expect)
+      ctx.fail(fmt::format("modify_qp {}: expected {}, got {} {}", attr.dump(), expect, got, r.value("error", std::string())),
+               {{"modify_qp", expect, got}});
+  } else if (verb == "read" || verb == "write") {
+    // read CONNECTION offset=O len=L fill=N | data=HEX; write CONNECTION offset=O len=L fill=N
+    Connection& c = conn_arg(1);
+    if (!c.region || c.region->mr_handle == 0) ctx.skip("needs a control-made region (open)");
+    const std::uint64_t offset = s.fields.find("offset") ? number_or_error(ctx, "offset", *s.fields.find("offset")) : 0;
+    const std::uint64_t len = s.fields.find("len") ? number_or_error(ctx, "len", *s.fields.find("len")) : 64;
+    const std::uint32_t seed = s.fields.find("fill") ? static_cast<std::uint32_t>(number_or_error(ctx, "fill", *s.fields.find("fill"))) : 0;
+    const auto pattern = fill_pattern(seed, len);
+    std::string hex;
+    for (auto b : pattern) hex += fmt::format("{:02x}", b);
+    if (verb == "write") {
+      ctx.control_ok({{"op", "write_mr"}, {"handle", c.region->mr_handle}, {"offset", offset}, {"data", hex}});
+      return;
+    }
+    const auto r = ctx.control_ok({{"op", "read_mr"}, {"handle", c.region->mr_handle}, {"offset", offset}, {"length", len}});
+    std::string want = hex;
+    if (const auto* d = s.fields.find("data")) want = *d;
+    if (r["data"].get<std::string>() != want)
+      ctx.fail(fmt::format("memory at offset {} differs", offset), {{"memory", want.substr(0, 64), r["data"].get<std::string>().substr(0, 64)}});
+  } else if (verb == "note") {
+    ctx.note(s.text.substr(4));
+  } else {
+    ctx.error(fmt::format("unknown step '{}'", verb));
+  }
+}
+
+CaseDef load_script(const std::string& path, const std::string& text) {
+  CaseDef def;
+  def.source = path;
+  std::string id = path;
+  if (id.starts_with("cases/")) id.erase(0, 6);
+  if (id.ends_with(".rcase")) id.resize(id.size() - 6);
+  def.id = id;
+  def.area = id.substr(0, id.find('/'));
+  auto script = parse_script(path, text);
+  if (!script) {
+    def.title = "(does not parse)";
+    def.run = [message = script.error()](CaseContext& ctx) { ctx.error(message); };
+    return def;
+  }
+  def.title = script->title;
+  def.description = script->description;
+  def.clause = script->clause;
+  def.requirement = script->requirement;
+  def.needs = script->needs;
+  def.run = [s = std::move(*script)](CaseContext& ctx) {
+    for (const auto& need : s.needs) ctx.require(need);
+    for (const auto& st : s.statements) {
+      ctx.set_step(fmt::format("{}:{} {}", s.path, st.line, st.text));
+      run_statement(ctx, s, st);
+    }
+  };
+  return def;
+}
+
+}  // namespace roceconf::engine

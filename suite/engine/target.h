@@ -1,0 +1,59 @@
+// What the engine talks to: a device under test reached through a Port, with what it can do.
+// Implementations: the in-process reference target (reference_target.h), the reference daemon
+// on a veth pair the run creates (daemon_target.h), and a real device through an interface
+// (raw_target.h). A case asks for capabilities; a target that lacks one makes the case SKIP.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "capture/port/port.h"
+#include "dissector/eth.h"
+#include "dissector/ip.h"
+
+namespace roceconf::engine {
+
+// One side's addresses on the wire.
+struct Endpoint {
+  MacAddress mac{};
+  Ipv4Address ip{};
+};
+
+struct Capabilities {
+  // A responder application following the RCNF REP convention listens on service_port
+  // (suite/target/RESPONDER_CONVENTION.md): wire-only cases can connect and move data.
+  bool responder = false;
+  // The control API (suite/target/CONTROL_API.md): create QPs/CQs/MRs, post, poll, query,
+  // counters. Cases that need it SKIP without it.
+  bool control = false;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  virtual std::string_view kind() const = 0;  // "reference", "daemon", "raw"
+  virtual std::string describe() const = 0;   // one line for reports
+  virtual Capabilities capabilities() const = 0;
+
+  // The tester's port: frames sent here reach the target, its frames arrive here.
+  virtual roceconf::Port& port() = 0;
+  virtual Endpoint tester() const = 0;
+  virtual Endpoint device() const = 0;
+  virtual std::uint16_t service_port() const = 0;  // RCNF responder's rdma_cm TCP port
+
+  // One control-API request and its response (CONTROL_API.md). The error is a transport
+  // failure (socket closed, no control capability), not a verbs error (that is ok=false).
+  virtual std::expected<nlohmann::json, std::string> control(const nlohmann::json& request) = 0;
+
+  // Called between cases. The in-process target starts a fresh NIC (cases are isolated); a
+  // remote target lets in-flight traffic settle and drains the port.
+  virtual std::expected<void, std::string> reset() = 0;
+};
+
+}  // namespace roceconf::engine

@@ -1,0 +1,301 @@
+#include "suite/engine/veth_lab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "suite/target/address_text.h"
+
+extern char** environ;
+
+namespace roceconf::engine {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr auto kCommandTimeout = std::chrono::seconds(10);
+constexpr auto kCarrierTimeout = std::chrono::seconds(2);
+constexpr char kNetnsDir[] = "/var/run/netns";  // where `ip netns` keeps its names
+constexpr std::size_t kMaxPrefix = 12;          // PREFIX-va in IFNAMSIZ - 1 = 15 characters
+
+struct Output {
+  int status = -1;  // exit status, -1 after a signal
+  std::string out;
+  std::string err;
+};
+
+// `ip` from PATH, or from the sbin directories a user's PATH often lacks.
+std::optional<std::string> find_ip() {
+  std::string dirs = "/usr/sbin:/sbin:/usr/bin:/bin";
+  if (const char* path = std::getenv("PATH"); path && *path) dirs = std::string(path) + ":" + dirs;
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/ip";
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string first_line(std::string text) {
+  if (const auto end = text.find('\n'); end != std::string::npos) text.resize(end);
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// Runs `ip ARGS...` and collects its output; the error is about running it at all.
+std::expected<Output, std::string> run_ip(const std::vector<std::string>& args) {
+  static const std::optional<std::string> ip = find_ip();
+  if (!ip)
+    return std::unexpected(
+        "the daemon target needs iproute2's `ip` command (apt-get install iproute2)");
+  std::vector<std::string> words{*ip};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+
+  int out[2];
+  int err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return std::unexpected(fmt::format("pipe: {}", strerror(errno)));
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return std::unexpected(fmt::format("pipe: {}", strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+  pid_t pid = -1;
+  const int spawned = posix_spawn(&pid, ip->c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  close(err[1]);
+  if (spawned != 0) {
+    close(out[0]);
+    close(err[0]);
+    return std::unexpected(fmt::format("cannot run {}: {}", *ip, strerror(spawned)));
+  }
+
+  Output result;
+  const auto deadline = SteadyClock::now() + kCommandTimeout;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  bool timed_out = false;
+  while (open_fds > 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now())
+            .count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left)) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char chunk[4096];
+      const ssize_t n = read(fds[i].fd, chunk, sizeof chunk);
+      if (n > 0) {
+        sinks[i]->append(chunk, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (const pollfd& p : fds)
+    if (p.fd >= 0) close(p.fd);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    return std::unexpected(fmt::format("`ip {}` did not finish within {} s", fmt::join(args, " "),
+                                       kCommandTimeout.count()));
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool permission_problem(const std::string& err) {
+  return err.find("Operation not permitted") != std::string::npos ||
+         err.find("Permission denied") != std::string::npos;
+}
+
+// `ip ARGS...` that must succeed; the error is one line naming the command and ip's complaint.
+std::expected<std::string, std::string> ip(const std::vector<std::string>& args) {
+  auto ran = run_ip(args);
+  if (!ran) return std::unexpected(ran.error());
+  if (ran->status == 0) return std::move(ran->out);
+  if (permission_problem(ran->err)) return std::unexpected(std::string(kDaemonNeedsRoot));
+  const std::string why = first_line(ran->err);
+  return std::unexpected(
+      fmt::format("`ip {}` failed: {}", fmt::join(args, " "),
+                  why.empty() ? "exit status " + std::to_string(ran->status) : why));
+}
+
+bool netns_exists(const std::string& name) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(kNetnsDir) / name, ec);
+}
+
+std::string default_prefix() {
+  static std::atomic<unsigned> labs{0};
+  const unsigned n = labs.fetch_add(1);
+  std::string prefix = fmt::format("rcnf{}", getpid());
+  // Further labs of this process: a letter suffix, which no pid (all digits) can produce.
+  for (unsigned k = n; k > 0; k /= 26) prefix += static_cast<char>('a' + (k - 1) % 26);
+  return prefix;
+}
+
+bool valid_prefix(const std::string& prefix) {
+  if (prefix.empty() || prefix.size() > kMaxPrefix) return false;
+  for (const char c : prefix)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+struct LinkInfo {
+  MacAddress mac{};
+  int mtu = 0;
+  std::string operstate;
+};
+
+std::expected<LinkInfo, std::string> link_info(const VethSide& side) {
+  auto text = ip({"-n", side.netns, "-j", "link", "show", "dev", side.interface});
+  if (!text) return std::unexpected(text.error());
+  const auto parsed = nlohmann::json::parse(*text, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_array() || parsed.empty() || !parsed[0].is_object())
+    return std::unexpected(
+        fmt::format("`ip -n {} -j link show dev {}` gave no link", side.netns, side.interface));
+  const nlohmann::json& link = parsed[0];
+  LinkInfo info;
+  const auto mac = target::parse_mac(link.value("address", ""));
+  if (!mac)
+    return std::unexpected(
+        fmt::format("no MAC address for {} in namespace {}", side.interface, side.netns));
+  info.mac = *mac;
+  info.mtu = link.value("mtu", 0);
+  info.operstate = link.value("operstate", "");
+  return info;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
+    const VethLabOptions& options) {
+  const std::string prefix = options.prefix.empty() ? default_prefix() : options.prefix;
+  if (!valid_prefix(prefix))
+    return std::unexpected(fmt::format(
+        "veth lab prefix '{}' must be 1 to {} letters, digits or '_'", prefix, kMaxPrefix));
+  if (options.mtu < 68 || options.mtu > 65535)
+    return std::unexpected(fmt::format("veth lab MTU {} is outside 68 to 65535", options.mtu));
+  if (geteuid() != 0) return std::unexpected(std::string(kDaemonNeedsRoot));
+
+  std::unique_ptr<VethLab> lab(new VethLab());
+  lab->prefix_ = prefix;
+  lab->mtu_ = options.mtu;
+  lab->a_ = {prefix + "-a", prefix + "-va", {}, {192, 0, 2, 1}};
+  lab->b_ = {prefix + "-b", prefix + "-vb", {}, {192, 0, 2, 2}};
+  // From here on the destructor removes whatever exists under these names, leftovers included.
+  lab->up_ = true;
+  if (auto removed = lab->teardown(); !removed) return std::unexpected(removed.error());
+  lab->up_ = true;
+
+  for (const VethSide* side : {&lab->a_, &lab->b_})
+    if (auto added = ip({"netns", "add", side->netns}); !added)
+      return std::unexpected(added.error());
+  // Made inside the namespaces, so the names never meet the host's interfaces.
+  if (auto added = ip({"link", "add", lab->a_.interface, "netns", lab->a_.netns, "type", "veth",
+                       "peer", "name", lab->b_.interface, "netns", lab->b_.netns});
+      !added)
+    return std::unexpected(added.error());
+
+  const std::string mtu = std::to_string(options.mtu);
+  for (VethSide* side : {&lab->a_, &lab->b_}) {
+    const std::string& ns = side->netns;
+    const std::string& dev = side->interface;
+    const std::string address = fmt::format("{}/24", target::format_ipv4(side->ip));
+    // No IPv6 link-local address: no DAD, router solicitations or MLD reports on the wire.
+    if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "addrgenmode", "none"}); !r)
+      return std::unexpected(r.error());
+    if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "mtu", mtu}); !r)
+      return std::unexpected(
+          fmt::format("the veth pair refused MTU {}: {}", options.mtu, r.error()));
+    if (auto r = ip({"-n", ns, "addr", "add", address, "dev", dev}); !r)
+      return std::unexpected(r.error());
+    if (auto r = ip({"-n", ns, "link", "set", "dev", "lo", "up"}); !r)
+      return std::unexpected(r.error());
+    if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "up"}); !r)
+      return std::unexpected(r.error());
+  }
+
+  // Both ends up: frames sent before the carrier is on would be lost.
+  const auto deadline = SteadyClock::now() + kCarrierTimeout;
+  for (VethSide* side : {&lab->a_, &lab->b_}) {
+    for (;;) {
+      auto info = link_info(*side);
+      if (!info) return std::unexpected(info.error());
+      if (info->mtu != options.mtu)
+        return std::unexpected(
+            fmt::format("{} has MTU {} after setting {}", side->interface, info->mtu, options.mtu));
+      side->mac = info->mac;
+      if (info->operstate == "UP") break;
+      if (SteadyClock::now() >= deadline)
+        return std::unexpected(fmt::format("{} in namespace {} is not up after {} s (state {})",
+                                           side->interface, side->netns, kCarrierTimeout.count(),
+                                           info->operstate));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return lab;
+}
+
+VethLab::~VethLab() {
+  [[maybe_unused]] const auto ignored = teardown();
+}
+
+std::expected<void, std::string> VethLab::teardown() {
+  if (!up_) return {};
+  std::expected<void, std::string> result;
+  // Deleting a namespace destroys the veth end inside it, and with it the peer.
+  for (const VethSide* side : {&a_, &b_}) {
+    if (!netns_exists(side->netns)) continue;
+    if (auto deleted = ip({"netns", "delete", side->netns}); !deleted && result)
+      result = std::unexpected(deleted.error());
+  }
+  up_ = !result;  // a failed deletion is tried again by the next call
+  return result;
+}
+
+std::string VethLab::describe() const {
+  return fmt::format("veth {} (netns {}, {}, {}) <-> {} (netns {}, {}, {}), MTU {}", a_.interface,
+                     a_.netns, target::format_mac(a_.mac), target::format_ipv4(a_.ip), b_.interface,
+                     b_.netns, target::format_mac(b_.mac), target::format_ipv4(b_.ip), mtu_);
+}
+
+}  // namespace roceconf::engine
