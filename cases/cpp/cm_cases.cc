@@ -1,7 +1,13 @@
-// CM cases that need loops: many connections set up at once.
+// CM cases that need what a script cannot say: values of one message compared with another
+// (comm IDs, QPNs), counts of retransmissions, answers that may take several allowed forms, and
+// loops (many connection set-ups at once).
 #include <fmt/format.h>
 
+#include <functional>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "cases/builtin.h"
 
@@ -11,6 +17,274 @@ namespace {
 
 using engine::CaseContext;
 using engine::Connection;
+using engine::kMillisecond;
+using engine::Received;
+
+constexpr const char* kSource = "cases/cpp/cm_cases.cc";
+
+std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+
+void step(CaseContext& ctx, std::string_view what) {
+  ctx.set_step(fmt::format("{}: {}", kSource, what));
+}
+
+// The CM message of a received frame, when it is one of type M.
+template <typename M>
+const M* cm_as(const Received& r) {
+  if (!r.packet.mad || !r.packet.mad->cm) return nullptr;
+  return std::get_if<M>(&*r.packet.mad->cm);
+}
+
+std::string cm_name(const Received& r) {
+  if (!r.packet.mad || !r.packet.mad->cm) return "a packet that is not a CM message";
+  return std::string(cm_message_name(*r.packet.mad->cm));
+}
+
+Received expect_rep(CaseContext& ctx, Connection& c) {
+  return ctx.expect(&c, {"REP", {}}, ctx.timing().expect_window(), false);
+}
+
+// RTU, then one SEND at the connection's starting PSN that must be ACKed.
+void rtu_and_data(CaseContext& ctx, Connection& c) {
+  step(ctx, fmt::format("RTU and SEND_ONLY psn=0 on {}", c.name));
+  ctx.cm_send(c, "RTU", {});
+  c.state = engine::ConnState::kEstablished;
+  ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "32"}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window(),
+             false);
+}
+
+// ---- REP identifies the connection ---------------------------------------------------------
+
+void rep_identifies_connection(CaseContext& ctx) {
+  ctx.require("responder");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "REQ");
+  ctx.cm_send(c, "REQ", {});
+  step(ctx, "REP: Remote Communication ID, Local Communication ID, Local QPN");
+  const Received r = expect_rep(ctx, c);
+  const auto* rep = cm_as<CmRep>(r);
+  if (rep->remote_comm_id != c.local_comm_id)
+    ctx.fail("the REP's Remote Communication ID is not the REQ's Local Communication ID",
+             {{"cm.remote_comm_id", hex(c.local_comm_id), hex(rep->remote_comm_id)}});
+  if (rep->local_comm_id == 0)
+    ctx.fail("the REP's Local Communication ID is 0", {{"cm.local_comm_id", "not 0", "0x0"}});
+  if (rep->local_qpn <= 1)
+    ctx.fail("the REP names QP0 or QP1 (the management QPs) as the connection's QP",
+             {{"cm.local_qpn", "a QPN other than 0 and 1", hex(rep->local_qpn)}});
+  const std::uint32_t target_comm_id = rep->local_comm_id;
+  rtu_and_data(ctx, c);
+  step(ctx, "DREQ with the REP's IDs, DREP");
+  ctx.cm_send(c, "DREQ", {});
+  const Received d = ctx.expect(&c, {"DREP", {}}, ctx.timing().expect_window(), true);
+  const auto* drep = cm_as<CmDrep>(d);
+  if (drep->local_comm_id != target_comm_id || drep->remote_comm_id != c.local_comm_id)
+    ctx.fail("the DREP's communication IDs are not those of the connection",
+             {{"cm.local_comm_id", hex(target_comm_id), hex(drep->local_comm_id)},
+              {"cm.remote_comm_id", hex(c.local_comm_id), hex(drep->remote_comm_id)}});
+  c.state = engine::ConnState::kClosed;
+}
+
+// ---- REP responder resources and initiator depth -------------------------------------------
+
+void rep_rdma_resources(CaseContext& ctx) {
+  ctx.require("responder");
+  constexpr unsigned kOurResponderResources = 3;  // READs/atomics the tester would accept
+  constexpr unsigned kOurInitiatorDepth = 2;      // READs/atomics the tester will have in flight
+  Connection& c = ctx.new_connection("c");
+  step(ctx, fmt::format("REQ responder_resources={} initiator_depth={}", kOurResponderResources,
+                        kOurInitiatorDepth));
+  ctx.cm_send(c, "REQ",
+              {{"responder_resources", std::to_string(kOurResponderResources)},
+               {"initiator_depth", std::to_string(kOurInitiatorDepth)}});
+  step(ctx, "REP: Responder Resources, Initiator Depth");
+  const Received r = expect_rep(ctx, c);
+  const auto* rep = cm_as<CmRep>(r);
+  const unsigned resources = rep->responder_resources;
+  if (rep->initiator_depth > kOurResponderResources)
+    ctx.fail("the REP's Initiator Depth exceeds the REQ's Responder Resources",
+             {{"cm.initiator_depth", fmt::format("<= {}", kOurResponderResources),
+               std::to_string(rep->initiator_depth)}});
+  if (resources > kOurInitiatorDepth)
+    ctx.fail("the REP's Responder Resources exceed the REQ's Initiator Depth (the swap of the "
+             "two fields is missing?)",
+             {{"cm.responder_resources", fmt::format("<= {}", kOurInitiatorDepth),
+               std::to_string(resources)}});
+  if (resources < 1)
+    ctx.fail("the REP's Responder Resources are 0: the responder takes no READ or atomic (the "
+             "RCNF convention promises at least 1)",
+             {{"cm.responder_resources", ">= 1", "0"}});
+  if (!c.region) ctx.skip("the REP carries no RCNF block: no region to READ from");
+  step(ctx, "RTU");
+  ctx.cm_send(c, "RTU", {});
+  c.state = engine::ConnState::kEstablished;
+  // As many READs in flight as the responder said it takes: each must be answered.
+  for (unsigned i = 0; i < resources; ++i) {
+    step(ctx, fmt::format("READ {} of {} in flight", i + 1, resources));
+    ctx.send(c, "RDMA_READ_REQUEST",
+             {{"psn", std::to_string(i)}, {"offset", std::to_string(8 * i)}, {"len", "0"},
+              {"dmalen", "8"}});
+  }
+  for (unsigned i = 0; i < resources; ++i) {
+    step(ctx, fmt::format("READ response {}", i + 1));
+    ctx.expect(&c, {"READ_RESPONSE", {{"psn", std::to_string(i)}, {"len", "8"}}},
+               ctx.timing().expect_window(), false);
+  }
+}
+
+// ---- duplicate REQ -------------------------------------------------------------------------
+
+void duplicate_req(CaseContext& ctx) {
+  ctx.require("responder");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "REQ");
+  ctx.cm_send(c, "REQ", {});
+  step(ctx, "REP");
+  const Received first = expect_rep(ctx, c);
+  const auto* rep = cm_as<CmRep>(first);
+  const std::uint32_t qpn = rep->local_qpn, comm_id = rep->local_comm_id, psn = rep->starting_psn;
+  step(ctx, "the same REQ again (same TID, IDs, QPN and PSN)");
+  ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
+  step(ctx, "what answers the duplicate: the same REP, an MRA, or nothing");
+  for (const Received& got : ctx.collect(&c, ctx.timing().expect_window())) {
+    if (const auto* again = cm_as<CmRep>(got)) {
+      if (again->local_qpn != qpn || again->local_comm_id != comm_id ||
+          again->starting_psn != psn)
+        ctx.fail("the duplicate REQ got a REP for a second connection",
+                 {{"cm.local_qpn", hex(qpn), hex(again->local_qpn)},
+                  {"cm.local_comm_id", hex(comm_id), hex(again->local_comm_id)},
+                  {"cm.starting_psn", hex(psn), hex(again->starting_psn)}});
+    } else if (const auto* rej = cm_as<CmRej>(got)) {
+      ctx.fail(fmt::format("the duplicate REQ was rejected (reason {}): a lost REP must not end "
+                           "the connection attempt",
+                           rej->reason),
+               {{"cm.msg", "REP (the same), MRA or nothing", "REJ"}});
+    } else if (!cm_as<CmMra>(got)) {
+      ctx.fail(fmt::format("the duplicate REQ got {}", cm_name(got)),
+               {{"cm.msg", "REP (the same), MRA or nothing", cm_name(got)}});
+    }
+  }
+  rtu_and_data(ctx, c);
+}
+
+// ---- stale connection ----------------------------------------------------------------------
+
+void stale_connection(CaseContext& ctx) {
+  ctx.require("responder");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "connect c");
+  ctx.connect(c, {});
+  step(ctx, "SEND_ONLY on c");
+  ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "32"}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}}}, ctx.timing().expect_window(), false);
+  Connection& d = ctx.new_connection("d");
+  step(ctx, "REQ d from c's QP (new communication ID, same QPN and CA GUID)");
+  ctx.cm_send(d, "REQ", {{"local_qpn", hex(c.local_qpn)}});
+  step(ctx, "REJ reason 10 (stale connection) for d");
+  ctx.expect(&d, {"REJ", {{"reason", "10"}, {"cm.message_rejected", "0"}}},
+             ctx.timing().expect_window(), false);
+  // The passive side may also release the old connection; answer its DREQ so it does not retry.
+  step(ctx, "c: a DREQ, if the target releases the old connection (not required)");
+  for (const Received& got : ctx.collect(&c, ctx.timing().silence_window())) {
+    if (cm_as<CmDreq>(got)) {
+      ctx.note("the target released the old connection with a DREQ; DREP sent");
+      ctx.cm_send(c, "DREP", {{"tid", hex(got.packet.mad->header.tid)}});
+      c.state = engine::ConnState::kClosed;
+    }
+  }
+}
+
+// ---- no RTU: REP resent, then REJ Timeout ----------------------------------------------------
+
+void rtu_timeout(CaseContext& ctx) {
+  ctx.require("responder");
+  constexpr unsigned kMaxCmRetries = 2;
+  constexpr unsigned kResponseTimeout = 12;  // 4.096 us x 2^12 = 16.8 ms
+  const TimeNs limit = 600 * kMillisecond;
+  Connection& c = ctx.new_connection("c");
+  step(ctx, fmt::format("REQ local_cm_response_timeout={} max_cm_retries={}", kResponseTimeout,
+                        kMaxCmRetries));
+  ctx.cm_send(c, "REQ",
+              {{"local_cm_response_timeout", std::to_string(kResponseTimeout)},
+               {"max_cm_retries", std::to_string(kMaxCmRetries)}});
+  step(ctx, "REP");
+  const Received first = expect_rep(ctx, c);
+  const auto* rep = cm_as<CmRep>(first);
+  const std::uint32_t qpn = rep->local_qpn, comm_id = rep->local_comm_id;
+  step(ctx, "no RTU: the REP again, then REJ Timeout");
+  const TimeNs start = ctx.now();
+  unsigned resent = 0;
+  std::optional<Received> rej;
+  while (!rej && ctx.now() - start < limit) {
+    for (Received& got : ctx.collect(&c, 10 * kMillisecond)) {
+      if (const auto* again = cm_as<CmRep>(got)) {
+        ++resent;
+        if (again->local_qpn != qpn || again->local_comm_id != comm_id)
+          ctx.fail("a resent REP names another connection",
+                   {{"cm.local_qpn", hex(qpn), hex(again->local_qpn)},
+                    {"cm.local_comm_id", hex(comm_id), hex(again->local_comm_id)}});
+      } else if (cm_as<CmRej>(got)) {
+        rej = std::move(got);
+        break;
+      } else {
+        ctx.fail(fmt::format("while waiting for the RTU the target sent {}", cm_name(got)),
+                 {{"cm.msg", "REP or REJ", cm_name(got)}});
+      }
+    }
+  }
+  if (!rej)
+    ctx.fail(fmt::format("no REJ within {} ms of the REP (the REP was resent {} times)",
+                         limit / kMillisecond, resent),
+             {{"cm.msg", "REJ reason 4 (timeout)", "nothing"}});
+  if (resent == 0)
+    ctx.fail("the target gave up without resending its REP once",
+             {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries), "0"}});
+  if (resent > kMaxCmRetries)
+    ctx.fail(fmt::format("the REP was resent {} times, more than Max CM Retries", resent),
+             {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries),
+               std::to_string(resent)}});
+  const auto* r = cm_as<CmRej>(*rej);
+  if (r->reason != 4 || r->remote_comm_id != c.local_comm_id)
+    ctx.fail("the REJ that ends the wait for the RTU is not a Timeout REJ for this connection",
+             {{"cm.reason", "0x4 (timeout)", hex(r->reason)},
+              {"cm.remote_comm_id", hex(c.local_comm_id), hex(r->remote_comm_id)}});
+  ctx.note(fmt::format("REP resent {} time(s), then REJ Timeout", resent));
+  c.state = engine::ConnState::kRejected;
+}
+
+// ---- unsupported CM class version ----------------------------------------------------------
+
+void bad_class_version(CaseContext& ctx) {
+  ctx.require("responder");
+  constexpr unsigned kBadVersion = 0x7F;  // no CM class version (IBA 1.2 on uses 2)
+  Connection& c = ctx.new_connection("c");
+  step(ctx, fmt::format("REQ with class_version={:#x}", kBadVersion));
+  ctx.cm_send(c, "REQ", {{"class_version", hex(kBadVersion)}});
+  step(ctx, "no REP: nothing, or REJ reason 31 (invalid class version)");
+  bool rejected = false;
+  for (const Received& got : ctx.collect(&c, ctx.timing().expect_window())) {
+    if (cm_as<CmRep>(got))
+      ctx.fail("a REQ of an unsupported CM class version was accepted (REP)",
+               {{"cm.msg", "nothing, or REJ reason 31", "REP"}});
+    if (const auto* rej = cm_as<CmRej>(got)) {
+      if (rej->reason != 31)
+        ctx.fail("a REQ of an unsupported CM class version was rejected with another reason",
+                 {{"cm.reason", "0x1f (invalid class version)", hex(rej->reason)}});
+      rejected = true;
+    }
+  }
+  ctx.note(rejected ? "rejected with reason 31" : "discarded without an answer");
+  c.state = engine::ConnState::kClosed;
+  // The same REQ with the right class version, from another connection, is accepted.
+  Connection& d = ctx.new_connection("d");
+  step(ctx, "REQ d with class version 2");
+  ctx.cm_send(d, "REQ", {});
+  step(ctx, "REP for d");
+  expect_rep(ctx, d);
+  rtu_and_data(ctx, d);
+}
+
+// ---- concurrent set-ups ----------------------------------------------------------------------
 
 // N REQs sent back to back before any REP is read: every one must be answered with a REP of
 // its own QPN, and every connection must then carry data.
@@ -43,9 +317,83 @@ void concurrent_setups(CaseContext& ctx, int n) {
   }
 }
 
+void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
+         std::string clause, std::string level, std::function<void(CaseContext&)> run) {
+  engine::CaseDef def;
+  def.id = std::move(id);
+  def.area = "cm";
+  def.title = std::move(title);
+  def.description = std::move(description);
+  def.clause = std::move(clause);
+  def.requirement = std::move(level);
+  def.needs = {"responder"};
+  def.source = kSource;
+  def.run = std::move(run);
+  catalogue.add(std::move(def));
+}
+
 }  // namespace
 
 void add_cm_cpp_cases(engine::Catalogue& catalogue) {
+  add(catalogue, "cm/rep-identifies-connection",
+      "The REP echoes the REQ's communication ID and names its own ID and a data QP",
+      "The REP's Remote Communication ID must be the REQ's Local Communication ID, its Local "
+      "Communication ID must not be 0, and its Local QPN must not be QP0 or QP1. After the RTU a "
+      "SEND to that QPN is ACKed, and a DREQ carrying the REP's IDs gets a DREP with the same "
+      "pair of IDs.",
+      "IBA Vol 1 ch. 12, Table 110 (REP Local/Remote Communication ID, Local QPN), Table 112/113 "
+      "(DREQ/DREP communication IDs)",
+      "MUST", rep_identifies_connection);
+  add(catalogue, "cm/rep-rdma-resources",
+      "The REP's READ/atomic resources fit the REQ's, and the responder takes as many READs as "
+      "it offers",
+      "The REQ offers Responder Resources 3 and Initiator Depth 2. The REP's Initiator Depth "
+      "must not exceed 3 (the tester cannot take more), and its Responder Resources must not "
+      "exceed 2 (the tester will never have more in flight; a target that copies the REQ's "
+      "Responder Resources instead of swapping the two fields gets 3). The RCNF convention asks "
+      "for at least 1. That many READs are then sent back to back and each must be answered.",
+      "IBA Vol 1 ch. 12, Table 106 (REQ Responder Resources, Initiator Depth), Table 110 (REP "
+      "Responder Resources, Initiator Depth); RCNF convention (Responder Resources >= 1)",
+      "MUST", rep_rdma_resources);
+  add(catalogue, "cm/duplicate-req-one-connection",
+      "A repeated REQ does not make a second connection",
+      "The REQ is sent again after its REP arrived (as when the REP is lost). The passive side "
+      "may send the same REP again, send an MRA, or stay silent; it must not answer with a REP "
+      "naming another QP, communication ID or starting PSN, and must not reject the attempt. "
+      "The RTU then completes the first connection, which carries data.",
+      "IBA Vol 1 ch. 12, passive side REP Sent: a duplicate REQ (same Local Communication ID and "
+      "Local CA GUID) is not a new connection request",
+      "MUST", duplicate_req);
+  add(catalogue, "cm/stale-connection-rej",
+      "A REQ from a QP that is still in a connection is rejected as stale (reason 10)",
+      "With connection c established and carrying data, a new REQ arrives from the same CA GUID "
+      "and QPN under a new communication ID (the peer QP was reused while the target still "
+      "holds the old connection). The passive side must reject it with reason 10, Stale "
+      "Connection. It may also release c with a DREQ, which the tester answers.",
+      "IBA Vol 1 ch. 12, Table 109 (reason 10 Stale Connection); REQ whose remote QPN and CA "
+      "GUID belong to an existing connection",
+      "MUST", stale_connection);
+  add(catalogue, "cm/rtu-timeout-rej",
+      "Without an RTU the REP is resent at most Max CM Retries times, then the connection is "
+      "rejected with reason 4 (Timeout)",
+      "The REQ asks for a 16.8 ms CM response timeout (code 12) and Max CM Retries 2, and no "
+      "RTU (and no data) follows the REP. The passive side must resend its REP (the same QP and "
+      "communication ID) at least once and at most twice, then send a REJ with reason 4 for "
+      "this connection. All of it fits in well under 600 ms.",
+      "IBA Vol 1 ch. 12, Table 106 (REQ Local CM Response Timeout, Max CM Retries), Table 109 "
+      "(reason 4 Timeout); passive side REP Sent: timeout, resend, REJ",
+      "MUST", rtu_timeout);
+  add(catalogue, "cm/bad-class-version-no-connection",
+      "A REQ with an unsupported CM class version makes no connection",
+      "A REQ whose MAD header carries class version 0x7F is not a REQ the target's CM can "
+      "read: it must not be answered with a REP. Discarding it, or a REJ with reason 31 "
+      "(Invalid Class Version), are both acceptable; a REJ with another reason is not. The "
+      "same REQ with class version 2 from a fresh connection is then accepted and carries "
+      "data.",
+      "IBA Vol 1 ch. 13, 13.4 (MAD common header: ClassVersion), ch. 12 Table 109 (reason "
+      "31 Invalid Class Version)",
+      "MUST", bad_class_version);
+
   for (int n : {1, 8, 32, 128}) {
     engine::CaseDef def;
     def.id = fmt::format("cm/concurrent-setups-{}", n);

@@ -1,29 +1,141 @@
-// PSN cases that need computed values: random starting PSNs.
+// PSN cases that need computed values (random starting PSNs), and header/ICRC cases that need
+// bytes no script field reaches: a payload byte corrupted after the ICRC was computed, a bad
+// IPv4 header checksum, a UDP destination port other than 4791.
 #include <fmt/format.h>
+
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "cases/builtin.h"
 #include "dissector/analysis/psn.h"
+#include "dissector/icrc.h"
 
 namespace roceconf::cases {
 
 namespace {
 
 using engine::CaseContext;
+using engine::Connection;
 
-// A connection whose starting PSN is chosen at random (just below the wrap, where an
-// implementation that keeps PSNs in a wider integer fails) must continue exactly from it.
+constexpr const char* kSource = "cases/cpp/psn_cases.cc";
+
+// Untagged Ethernet + IPv4 frames, as the tester builds them.
+constexpr std::size_t kIpAt = 14;
+constexpr std::size_t kUdpAt = kIpAt + 20;
+constexpr std::size_t kBthAt = kUdpAt + 8;
+constexpr std::size_t kPayloadAt = kBthAt + 12;  // SEND_ONLY: the payload follows the BTH
+
+void step(CaseContext& ctx, std::string_view what) {
+  ctx.set_step(fmt::format("{}: {}", kSource, what));
+}
+
+// A request frame on `c` as `send` would build it, for the case to edit.
+std::vector<std::uint8_t> request_frame(CaseContext& ctx, const Connection& c, std::string_view op,
+                                        const engine::Assignments& a) {
+  auto code = engine::request_opcode(op);
+  if (!code) ctx.error(code.error());
+  auto frame = engine::build_request(ctx.addresses(), c, *code, a);
+  if (!frame) ctx.error(frame.error());
+  return std::move(frame->bytes);
+}
+
+// Recomputes the ICRC of an edited RoCEv2/IPv4 frame, so only the intended defect remains.
+void refresh_icrc(std::vector<std::uint8_t>& f) {
+  const std::size_t end = f.size() - 4;
+  const std::uint32_t crc = compute_icrc(Bytes(f.data() + kIpAt, end - kIpAt),
+                                         IcrcFraming::kRoceV2Ipv4, kBthAt - kIpAt);
+  store_icrc(&f[end], crc);
+}
+
+// The same SEND_ONLY PSN 0, intact, must then be ACKed: the dropped frame changed nothing.
+void expect_intact_accepted(CaseContext& ctx, Connection& c) {
+  step(ctx, "the same SEND_ONLY psn=0, intact, is ACKed");
+  ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
+}
+
+// A target QP whose expected PSN is chosen at random just below the wrap (where an implementation
+// that keeps PSNs in a wider integer fails) must continue exactly from it. With CM the target
+// chooses the PSN the tester sends from, so the QP is made through the control API.
 void random_start(CaseContext& ctx) {
-  ctx.require("responder");
+  ctx.require("control");
   const std::uint32_t start = psn::add(psn::kMask, -static_cast<std::int64_t>(ctx.random()() % 4));
   engine::Connection& c = ctx.new_connection("c");
-  ctx.set_step(fmt::format("cases/cpp/psn_cases.cc: connect with starting PSN {:#08x}", start));
-  ctx.connect(c, {{"psn", std::to_string(start)}});
+  step(ctx, fmt::format("open c with expected PSN {:#08x}", start));
+  ctx.open(c, {{"psn", std::to_string(start)}});
   for (int i = 0; i < 8; ++i) {
-    ctx.set_step(fmt::format("cases/cpp/psn_cases.cc: SEND {} of 8 across the wrap", i + 1));
+    step(ctx, fmt::format("SEND {} of 8 across the wrap", i + 1));
     ctx.send(c, "SEND_ONLY", {{"ackreq", "1"}, {"len", "16"}});
     ctx.expect(&c, {"ACK", {{"psn", std::to_string(i)}, {"syndrome", "ack"}}},
                ctx.timing().expect_window(), false);
   }
+}
+
+// icrc/payload-corruption-dropped: one payload byte flipped after the ICRC was computed, as a
+// bit error on the wire would. The ICRC covers the payload, so the packet must be dropped.
+void payload_corruption(CaseContext& ctx) {
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "connect c");
+  ctx.connect(c, {});
+  step(ctx, "SEND_ONLY psn=0 len=64 with payload byte 10 flipped after the ICRC");
+  auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
+  f[kPayloadAt + 10] ^= 0x01;
+  ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64, payload byte 10 corrupted");
+  step(ctx, "expect nothing from c");
+  ctx.expect_nothing(&c, ctx.timing().silence_window());
+  expect_intact_accepted(ctx, c);
+}
+
+// header/bad-ip-checksum-dropped: an IPv4 header checksum that does not verify. The ICRC masks
+// the checksum, so the ICRC still checks: only the IP layer can (and must) reject it.
+void bad_ip_checksum(CaseContext& ctx) {
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "connect c");
+  ctx.connect(c, {});
+  step(ctx, "SEND_ONLY psn=0 len=64 with a wrong IPv4 header checksum (ICRC good)");
+  auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
+  f[kIpAt + 10] ^= 0x5A;  // header checksum, masked in the ICRC
+  ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64, IPv4 checksum wrong");
+  step(ctx, "expect nothing from c");
+  ctx.expect_nothing(&c, ctx.timing().silence_window());
+  expect_intact_accepted(ctx, c);
+}
+
+// header/wrong-udp-port-ignored: the same request to UDP port 4792 (ICRC recomputed) is not RoCEv2
+// traffic and must not reach the QP.
+void wrong_udp_port(CaseContext& ctx) {
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "connect c");
+  ctx.connect(c, {});
+  step(ctx, "SEND_ONLY psn=0 len=64 to UDP port 4792 instead of 4791");
+  auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
+  const std::uint16_t port = Udp::kRocePort + 1;
+  f[kUdpAt + 2] = static_cast<std::uint8_t>(port >> 8);
+  f[kUdpAt + 3] = static_cast<std::uint8_t>(port);
+  refresh_icrc(f);
+  ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64 to UDP port 4792");
+  step(ctx, "expect nothing (no RoCE packet at all)");
+  ctx.expect_nothing(nullptr, ctx.timing().silence_window());
+  expect_intact_accepted(ctx, c);
+}
+
+void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
+         std::string clause, std::function<void(CaseContext&)> run) {
+  engine::CaseDef def;
+  def.area = id.substr(0, id.find('/'));
+  def.id = std::move(id);
+  def.title = std::move(title);
+  def.description = std::move(description);
+  def.clause = std::move(clause);
+  def.requirement = "MUST";
+  def.needs = {"responder"};
+  def.source = kSource;
+  def.run = [run = std::move(run)](CaseContext& ctx) {
+    ctx.require("responder");
+    run(ctx);
+  };
+  catalogue.add(std::move(def));
 }
 
 }  // namespace
@@ -34,14 +146,38 @@ void add_psn_cpp_cases(engine::Catalogue& catalogue) {
   def.area = "psn";
   def.title = "A random starting PSN near the wrap is continued exactly (ACK PSNs follow it)";
   def.description =
-      "The REQ offers a starting PSN a few below 0xFFFFFF; eight SENDs cross the wrap and each "
-      "must be ACKed with its own PSN.";
-  def.clause = "IBA Vol 1 9.7.1 (PSN), 12.7.23 (REQ Starting PSN)";
+      "A target QP is made through the control API expecting a PSN a few below 0xFFFFFF, chosen "
+      "by the run's seed (with CM the target chooses the PSN the tester sends from); eight SENDs "
+      "cross the wrap and each must be ACKed with its own PSN.";
+  def.clause = "IBA Vol 1 9.7.1 (PSN arithmetic modulo 2^24), 11.2.5.2 (Modify QP: the expected "
+               "receive PSN set at RTR)";
   def.requirement = "MUST";
-  def.needs = {"responder"};
+  def.needs = {"control"};
   def.source = "cases/cpp/psn_cases.cc";
   def.run = random_start;
   catalogue.add(std::move(def));
+
+  add(catalogue, "icrc/payload-corruption-dropped",
+      "A packet whose payload was corrupted after the ICRC was computed is dropped silently",
+      "A SEND_ONLY of 64 bytes has one payload bit flipped after its ICRC was computed, as a bit "
+      "error in flight would. The ICRC covers the payload, so the packet must be discarded with "
+      "no response and no effect; the same request resent intact is ACKed.",
+      "IBA Vol 1 7.8.1 (Invariant CRC covers the payload); Annex A17 (RoCEv2 ICRC)",
+      payload_corruption);
+  add(catalogue, "header/bad-ip-checksum-dropped",
+      "A RoCEv2 packet with a bad IPv4 header checksum is dropped silently",
+      "The IPv4 header checksum of a SEND_ONLY is made wrong; the ICRC, which masks the checksum, "
+      "still checks. The IP layer must discard the datagram: no response, no effect; the same "
+      "request with a correct checksum is ACKed.",
+      "RFC 1122 3.2.1.2 (a host MUST verify the IP header checksum and silently discard a "
+      "datagram that fails); Annex A17 (RoCEv2 runs over IP/UDP)",
+      bad_ip_checksum);
+  add(catalogue, "header/wrong-udp-port-ignored",
+      "A request to a UDP port other than 4791 is not RoCEv2 and is not delivered",
+      "A SEND_ONLY for the connection's QP, with a correct ICRC, is sent to UDP destination port "
+      "4792. It is not RoCEv2 traffic: the target must not answer with any RoCE packet nor "
+      "execute it; the same request to port 4791 is ACKed.",
+      "Annex A17 (RoCEv2: UDP destination port 4791 identifies RoCEv2 packets)", wrong_udp_port);
 }
 
 }  // namespace roceconf::cases

@@ -1,10 +1,557 @@
-// QP and CQ cases driven through the control API.
+// QP, CQ, NAK and data cases that the script language cannot say yet: the target as requester
+// (its SENDs are received and ACKed by the tester), QPs brought up step by step, memory regions
+// with chosen rights, addresses computed from the region's length, and async events.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cases/builtin.h"
+#include "suite/engine/frame_builder.h"
 
 namespace roceconf::cases {
 
-void add_qp_cpp_cases(engine::Catalogue& catalogue) { (void)catalogue; }
+namespace {
+
+using engine::CaseContext;
+using engine::Connection;
+using nlohmann::json;
+
+constexpr std::string_view kSource = "cases/cpp/qp_cases.cc";
+
+void step(CaseContext& ctx, std::string_view what) {
+  ctx.set_step(fmt::format("{}: {}", kSource, what));
+}
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+  std::string out;
+  for (auto b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+std::string pattern_hex(std::uint32_t seed, std::size_t len) {
+  return hex(engine::fill_pattern(seed, len));
+}
+
+// A control request that is the step under test: a refusal FAILs the case (control_ok would
+// call it INCONCLUSIVE, which is right only for set-up).
+json control_must(CaseContext& ctx, json request, std::string_view what) {
+  json r = ctx.control(std::move(request));
+  if (!r.value("ok", false)) {
+    const std::string got = r.value("errno", std::string("error"));
+    ctx.fail(fmt::format("{}: refused ({})", what, r.value("error", std::string("no error text"))),
+             {{std::string(what), "ok", got}});
+  }
+  return r;
+}
+
+// The QP's state from query_qp must be `want`.
+void expect_state(CaseContext& ctx, const Connection& c, std::string_view want) {
+  const json r = ctx.control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
+  const std::string got = r["attr"].value("qp_state", std::string("?"));
+  if (got != want)
+    ctx.fail(fmt::format("query_qp: the QP is in {}, expected {}", got, want),
+             {{"qp.qp_state", std::string(want), got}});
+}
+
+// The next completion of `cq` must have these fields (compared as text or number).
+json expect_wc(CaseContext& ctx, std::uint32_t cq, const json& want) {
+  const json r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
+  if (r["wc"].empty())
+    ctx.fail(fmt::format("poll_cq: expected a completion {}, the CQ is empty", want.dump()),
+             {{"cq", want.dump(), "empty"}});
+  const json& wc = r["wc"][0];
+  std::vector<report::FieldDiff> diffs;
+  for (const auto& [k, v] : want.items())
+    if (!wc.contains(k) || wc[k] != v)
+      diffs.push_back({"wc." + k, v.dump(), wc.contains(k) ? wc[k].dump() : "(absent)"});
+  if (!diffs.empty()) ctx.fail("poll_cq: the completion differs: " + wc.dump(), diffs);
+  return wc;
+}
+
+void expect_cq_empty(CaseContext& ctx, std::uint32_t cq) {
+  const json r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
+  if (!r["wc"].empty())
+    ctx.fail("poll_cq: expected no more completions, got " + r["wc"][0].dump(),
+             {{"cq", "empty", r["wc"][0].dump()}});
+}
+
+// A memory region in the QP's PD holding `bytes`, for the target's own SGEs.
+struct LocalMr {
+  std::uint32_t handle = 0;
+  std::uint64_t addr = 0;
+  std::uint32_t lkey = 0;
+  std::uint32_t rkey = 0;
+};
+
+LocalMr reg_mr(CaseContext& ctx, std::uint32_t pd, std::uint32_t length, json access) {
+  const json r = ctx.control_ok(
+      {{"op", "reg_mr"}, {"pd", pd}, {"length", length}, {"access", std::move(access)}});
+  return {r["handle"].get<std::uint32_t>(), r["addr"].get<std::uint64_t>(),
+          r["lkey"].get<std::uint32_t>(), r["rkey"].get<std::uint32_t>()};
+}
+
+void write_mr(CaseContext& ctx, const LocalMr& mr, std::uint64_t offset,
+              std::span<const std::uint8_t> data) {
+  ctx.control_ok(
+      {{"op", "write_mr"}, {"handle", mr.handle}, {"offset", offset}, {"data", hex(data)}});
+}
+
+std::string read_mr(CaseContext& ctx, const LocalMr& mr, std::uint64_t offset, std::uint64_t len) {
+  return ctx
+      .control_ok(
+          {{"op", "read_mr"}, {"handle", mr.handle}, {"offset", offset}, {"length", len}})["data"]
+      .get<std::string>();
+}
+
+json send_wr(std::uint64_t wr_id, const LocalMr& mr, std::uint64_t offset, std::uint32_t length) {
+  return {{"wr_id", wr_id},
+          {"opcode", "SEND"},
+          {"send_flags", {"SIGNALED"}},
+          {"sg_list", {{{"addr", mr.addr + offset}, {"length", length}, {"lkey", mr.lkey}}}}};
+}
+
+std::string mac_text(const MacAddress& m) {
+  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4],
+                     m[5]);
+}
+std::string ip_text(const Ipv4Address& a) {
+  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+}
+
+// The attributes of the three transitions RESET->INIT->RTR->RTS towards the tester's QP `c`.
+json init_attr() {
+  return {{"qp_state", "INIT"},
+          {"pkey_index", 0},
+          {"port_num", 1},
+          {"qp_access_flags", {"REMOTE_WRITE", "REMOTE_READ"}}};
+}
+json rtr_attr(CaseContext& ctx, const Connection& c) {
+  const engine::Endpoint tester = ctx.target().tester();
+  return {{"qp_state", "RTR"},
+          {"path_mtu", c.pmtu},
+          {"dest_qp_num", c.local_qpn},
+          {"rq_psn", c.next_psn},
+          {"max_dest_rd_atomic", 1},
+          {"min_rnr_timer", 1},
+          {"ah_attr",
+           {{"dgid", ip_text(tester.ip)}, {"dmac", mac_text(tester.mac)}, {"hop_limit", 64}}}};
+}
+json rts_attr(std::uint32_t sq_psn) {
+  return {{"qp_state", "RTS"}, {"sq_psn", sq_psn}, {"timeout", 14},
+          {"retry_cnt", 7},    {"rnr_retry", 7},   {"max_rd_atomic", 1}};
+}
+
+// An RC QP on the given CQ, in RESET, recorded in `c` (so close_all destroys it).
+void create_rc_qp(CaseContext& ctx, Connection& c, std::uint32_t pd, std::uint32_t cq,
+                  std::uint32_t max_recv) {
+  const json qp = ctx.control_ok({{"op", "create_qp"},
+                                  {"qp_type", "RC"},
+                                  {"pd", pd},
+                                  {"send_cq", cq},
+                                  {"recv_cq", cq},
+                                  {"cap", {{"max_send_wr", 16}, {"max_recv_wr", max_recv}}}});
+  c.remote_qpn = qp["qp_num"];
+  c.target_cq = cq;
+  c.target_pd = pd;
+  c.via_control = true;
+  c.state = engine::ConnState::kEstablished;
+}
+
+// RESET -> RTS as set-up (control_ok: a refusal makes the case INCONCLUSIVE).
+void bring_up(CaseContext& ctx, Connection& c, std::uint32_t sq_psn) {
+  ctx.control_ok({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", init_attr()}});
+  ctx.control_ok({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rtr_attr(ctx, c)}});
+  ctx.control_ok({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rts_attr(sq_psn)}});
+  c.remote_psn0 = sq_psn;
+}
+
+void post_recvs(CaseContext& ctx, const Connection& c, const LocalMr& mr, std::uint32_t count,
+                std::uint32_t len) {
+  json wrs = json::array();
+  for (std::uint32_t i = 0; i < count; ++i)
+    wrs.push_back(
+        {{"wr_id", 100 + i},
+         {"sg_list",
+          {{{"addr", mr.addr + std::uint64_t{i} * len}, {"length", len}, {"lkey", mr.lkey}}}}});
+  ctx.control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+}
+
+// The tester's ACK of the target's request with PSN `psn` (relative to the target's start).
+void ack(CaseContext& ctx, Connection& c, std::uint32_t psn, std::uint32_t msn) {
+  ctx.send(c, "ACKNOWLEDGE",
+           {{"psn", std::to_string(psn)}, {"syndrome", "0x1f"}, {"msn", std::to_string(msn)}});
+}
+
+// ---- qp ---------------------------------------------------------------------------------------
+
+// RESET -> INIT -> RTR -> RTS each succeed with the attributes the transition requires; in RTR the
+// QP already answers requests, in RTS it also sends.
+void legal_transitions(CaseContext& ctx) {
+  ctx.require("control");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "create an RC QP");
+  const std::uint32_t pd = ctx.control_ok({{"op", "alloc_pd"}})["pd"];
+  const std::uint32_t cq = ctx.control_ok({{"op", "create_cq"}, {"depth", 16}})["cq"];
+  create_rc_qp(ctx, c, pd, cq, 4);
+  expect_state(ctx, c, "RESET");
+
+  step(ctx, "RESET -> INIT (pkey_index, port_num, qp_access_flags)");
+  control_must(ctx, {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", init_attr()}},
+               "modify_qp RESET->INIT");
+  expect_state(ctx, c, "INIT");
+  const LocalMr buf = reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"});
+  post_recvs(ctx, c, buf, 1, 256);  // receives may be posted from INIT on
+
+  step(ctx, "INIT -> RTR (path, dest_qp_num, rq_psn, responder resources, min_rnr_timer)");
+  control_must(ctx, {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rtr_attr(ctx, c)}},
+               "modify_qp INIT->RTR");
+  expect_state(ctx, c, "RTR");
+  step(ctx, "in RTR the QP receives: SEND -> ACK");
+  ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "32"}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
+
+  step(ctx, "RTR -> RTS (sq_psn, timeout, retry_cnt, rnr_retry, max_rd_atomic)");
+  const std::uint32_t sq_psn = static_cast<std::uint32_t>(ctx.random()()) & 0xFFFFFF;
+  control_must(ctx, {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rts_attr(sq_psn)}},
+               "modify_qp RTR->RTS");
+  c.remote_psn0 = sq_psn;
+  expect_state(ctx, c, "RTS");
+  expect_wc(ctx, cq, {{"status", "SUCCESS"}, {"opcode", "RECV"}, {"byte_len", 32}});
+
+  step(ctx, "in RTS the QP sends: its SEND starts at sq_psn");
+  write_mr(ctx, buf, 1024, engine::fill_pattern(0x61, 24));
+  control_must(
+      ctx, {{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {send_wr(1, buf, 1024, 24)}}},
+      "post_send");
+  ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"data", pattern_hex(0x61, 24)}}},
+             ctx.timing().expect_window());
+  ack(ctx, c, 0, 1);
+  ctx.wait(ctx.timing().silence_window());
+  expect_wc(ctx, cq, {{"wr_id", 1}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+}
+
+// A QP flushed (ERR) and reset must start again with an empty send queue: nothing it held before
+// may be sent once it is back in RTS.
+void no_stale_send_queue(CaseContext& ctx) {
+  ctx.require("control");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c recv=0");
+  ctx.open(c, {{"recv", "0"}});
+  const LocalMr buf = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE"});
+  write_mr(ctx, buf, 0, engine::fill_pattern(0xA1, 40));
+  write_mr(ctx, buf, 64, engine::fill_pattern(0xB2, 48));
+
+  step(ctx, "post a SEND; the tester receives it and does not ACK");
+  control_must(ctx,
+               {{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {send_wr(1, buf, 0, 40)}}},
+               "post_send");
+  ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"data", pattern_hex(0xA1, 40)}}},
+             ctx.timing().expect_window());
+
+  step(ctx, "modify_qp ERR: the SEND is flushed");
+  control_must(ctx,
+               {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", {{"qp_state", "ERR"}}}},
+               "modify_qp RTS->ERR");
+  expect_wc(ctx, c.target_cq, {{"wr_id", 1}, {"status", "WR_FLUSH_ERR"}});
+  (void)ctx.collect(&c, ctx.timing().silence_window());  // retransmissions before ERR, if any
+
+  step(ctx, "RESET, INIT, RTR, RTS with a new sq_psn");
+  control_must(ctx,
+               {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", {{"qp_state", "RESET"}}}},
+               "modify_qp ERR->RESET");
+  bring_up(ctx, c, (c.remote_psn0 + 0x1000) & 0xFFFFFF);
+
+  step(ctx, "back in RTS with an empty send queue: nothing may be sent");
+  ctx.expect_nothing(&c, ctx.timing().silence_window(8));
+
+  step(ctx, "a new SEND is the first and only request");
+  control_must(ctx,
+               {{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {send_wr(2, buf, 64, 48)}}},
+               "post_send");
+  ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"data", pattern_hex(0xB2, 48)}}},
+             ctx.timing().expect_window());
+  ack(ctx, c, 0, 1);
+  ctx.expect_nothing(&c, ctx.timing().silence_window());
+  expect_wc(ctx, c.target_cq, {{"wr_id", 2}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+  expect_cq_empty(ctx, c.target_cq);
+}
+
+// Two SEND WRs posted in one call (one doorbell) go out as two messages, each with its own
+// payload, in order.
+void doorbell_two_wqes(CaseContext& ctx) {
+  ctx.require("control");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c recv=0");
+  ctx.open(c, {{"recv", "0"}});
+  const LocalMr buf = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE"});
+  write_mr(ctx, buf, 0, engine::fill_pattern(0x11, 40));
+  write_mr(ctx, buf, 512, engine::fill_pattern(0x77, 56));
+
+  step(ctx, "post_send with two SEND WRs (40 and 56 bytes) in one request");
+  control_must(ctx,
+               {{"op", "post_send"},
+                {"qp_num", c.remote_qpn},
+                {"wrs", {send_wr(1, buf, 0, 40), send_wr(2, buf, 512, 56)}}},
+               "post_send");
+  step(ctx, "the first SEND carries the first WR's payload");
+  ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"len", "40"}, {"data", pattern_hex(0x11, 40)}}},
+             ctx.timing().expect_window());
+  step(ctx, "the second SEND carries the second WR's payload");
+  ctx.expect(&c, {"SEND_ONLY", {{"psn", "1"}, {"len", "56"}, {"data", pattern_hex(0x77, 56)}}},
+             ctx.timing().expect_window());
+  ack(ctx, c, 0, 1);
+  ack(ctx, c, 1, 2);
+  ctx.expect_nothing(&c, ctx.timing().silence_window());
+  step(ctx, "both WRs complete successfully, in order");
+  expect_wc(ctx, c.target_cq, {{"wr_id", 1}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+  expect_wc(ctx, c.target_cq, {{"wr_id", 2}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+}
+
+// ---- data -------------------------------------------------------------------------------------
+
+// A SEND is placed byte for byte in the receive buffer; the completion names the QP and the
+// message length.
+void send_byte_exact(CaseContext& ctx) {
+  ctx.require("control");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c recv=0, then one 256-byte receive");
+  ctx.open(c, {{"recv", "0"}});
+  const LocalMr buf = reg_mr(ctx, c.target_pd, 256, {"LOCAL_WRITE"});
+  write_mr(ctx, buf, 0, std::vector<std::uint8_t>(256, 0xEE));
+  post_recvs(ctx, c, buf, 1, 256);
+
+  step(ctx, "send c SEND len=100 fill=7");
+  ctx.send(c, "SEND", {{"psn", "0"}, {"len", "100"}, {"fill", "7"}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
+  step(ctx, "the receive completes: RECV, 100 bytes, on c's QP");
+  expect_wc(ctx, c.target_cq,
+            {{"wr_id", 100},
+             {"status", "SUCCESS"},
+             {"opcode", "RECV"},
+             {"byte_len", 100},
+             {"qp_num", c.remote_qpn}});
+  step(ctx, "the receive buffer holds the payload");
+  const std::string got = read_mr(ctx, buf, 0, 100);
+  const std::string want = pattern_hex(7, 100);
+  if (got != want)
+    ctx.fail("the receive buffer differs from the SEND's payload", {{"recv_buffer", want, got}});
+}
+
+// ---- nak --------------------------------------------------------------------------------------
+
+// The R_Key's range ends at the region's last byte: a WRITE ending there is accepted, one that
+// goes a single byte further gets a NAK remote access error.
+void rkey_out_of_bounds(CaseContext& ctx) {
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "connect c");
+  ctx.connect(c, {});
+  if (!c.region || c.region->length < 64)
+    ctx.skip("the responder announced no region of 64 bytes or more");
+  const std::uint32_t end = c.region->length;
+  step(ctx,
+       fmt::format("WRITE of 16 bytes ending at the region's last byte (offset {})", end - 16));
+  ctx.send(c, "RDMA_WRITE_ONLY",
+           {{"psn", "0"}, {"ackreq", "1"}, {"len", "16"}, {"offset", std::to_string(end - 16)}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
+  step(ctx, fmt::format("WRITE of 16 bytes one byte past the end (offset {})", end - 15));
+  ctx.send(c, "RDMA_WRITE_ONLY",
+           {{"psn", "1"}, {"ackreq", "1"}, {"len", "16"}, {"offset", std::to_string(end - 15)}});
+  ctx.expect(&c, {"NAK", {{"psn", "1"}, {"syndrome", "rem_acc_err"}}},
+             ctx.timing().expect_window());
+}
+
+// An R_Key of a region registered without REMOTE_WRITE: a READ through it works, a WRITE gets a
+// NAK remote access error and leaves the memory as it was.
+void mr_write_denied(CaseContext& ctx) {
+  ctx.require("control");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c; a second region with LOCAL_WRITE, REMOTE_READ only");
+  ctx.open(c, {});
+  const LocalMr ro = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE", "REMOTE_READ"});
+  write_mr(ctx, ro, 0, engine::fill_pattern(0x30, 64));
+  const std::string va = std::to_string(ro.addr), rkey = std::to_string(ro.rkey);
+
+  step(ctx, "READ through the read-only R_Key");
+  ctx.send(c, "RDMA_READ_REQUEST", {{"psn", "0"}, {"len", "64"}, {"va", va}, {"rkey", rkey}});
+  ctx.expect(&c, {"READ_RESPONSE_ONLY", {{"psn", "0"}, {"len", "64"}, {"fill", "0x30"}}},
+             ctx.timing().expect_window());
+  step(ctx, "WRITE through the read-only R_Key");
+  ctx.send(
+      c, "RDMA_WRITE_ONLY",
+      {{"psn", "1"}, {"ackreq", "1"}, {"len", "64"}, {"fill", "0x99"}, {"va", va}, {"rkey", rkey}});
+  ctx.expect(&c, {"NAK", {{"psn", "1"}, {"syndrome", "rem_acc_err"}}},
+             ctx.timing().expect_window());
+  step(ctx, "the region is unchanged");
+  const std::string got = read_mr(ctx, ro, 0, 64);
+  if (got != pattern_hex(0x30, 64))
+    ctx.fail("a refused WRITE changed the region", {{"memory", pattern_hex(0x30, 64), got}});
+}
+
+// ---- cq ---------------------------------------------------------------------------------------
+
+bool has_event(const std::vector<json>& events, std::string_view type, std::uint32_t element) {
+  for (const auto& e : events)
+    if (e.value("event_type", std::string()) == type && e.value("element", 0u) == element)
+      return true;
+  return false;
+}
+
+// The target's async events (drained) over `window`, polled every 20 ms: an event may be reported
+// a little after the packet that caused it. Returns early once `type` on `element` is seen.
+std::vector<json> events_within(CaseContext& ctx, TimeNs window, std::string_view type = {},
+                                std::uint32_t element = 0) {
+  std::vector<json> all;
+  const TimeNs deadline = ctx.now() + window;
+  for (;;) {
+    const json r = ctx.control_ok({{"op", "async_events"}});
+    for (const auto& e : r["events"]) all.push_back(e);
+    if (ctx.now() >= deadline || (!type.empty() && has_event(all, type, element))) return all;
+    ctx.wait(std::min<TimeNs>(20 * engine::kMillisecond, deadline - ctx.now()));
+  }
+}
+
+// A CQ holds exactly as many completions as its depth: completion depth+1 overruns it and raises
+// the CQ error (IBV_EVENT_CQ_ERR) for that CQ, and only that CQ.
+void cq_overflow_at_depth(CaseContext& ctx) {
+  ctx.require("control");
+  step(ctx, "drain the target's async events");
+  (void)ctx.control_ok({{"op", "async_events"}});
+  const json small = ctx.control_ok({{"op", "create_cq"}, {"depth", 4}});
+  const std::uint32_t small_cq = small["cq"], depth = small["depth"];  // the depth granted
+  const std::uint32_t other_cq = ctx.control_ok({{"op", "create_cq"}, {"depth", 64}})["cq"];
+  const std::uint32_t pd = ctx.control_ok({{"op", "alloc_pd"}})["pd"];
+  const LocalMr buf = reg_mr(ctx, pd, 64 * (depth + 4), {"LOCAL_WRITE"});
+
+  step(ctx, fmt::format("c on the small CQ (depth {}), d on another CQ", depth));
+  Connection& c = ctx.new_connection("c");
+  create_rc_qp(ctx, c, pd, small_cq, depth + 4);
+  bring_up(ctx, c, 0);
+  post_recvs(ctx, c, buf, depth + 2, 64);
+  Connection& d = ctx.new_connection("d");
+  create_rc_qp(ctx, d, pd, other_cq, 4);
+  bring_up(ctx, d, 0);
+  const LocalMr dbuf = reg_mr(ctx, pd, 64, {"LOCAL_WRITE"});
+  post_recvs(ctx, d, dbuf, 1, 64);
+
+  for (std::uint32_t i = 0; i < depth; ++i) {
+    step(ctx, fmt::format("SEND {} of {}: the CQ fills up", i + 1, depth));
+    ctx.send(c, "SEND_ONLY", {{"psn", std::to_string(i)}, {"ackreq", "1"}, {"len", "16"}});
+    ctx.expect(&c, {"ACK", {{"psn", std::to_string(i)}, {"syndrome", "ack"}}},
+               ctx.timing().expect_window());
+  }
+  step(ctx, fmt::format("{} completions fit a CQ of depth {}: no CQ error yet", depth, depth));
+  std::vector<json> seen = events_within(ctx, ctx.timing().silence_window());
+  if (has_event(seen, "CQ_ERR", small_cq))
+    ctx.fail(
+        fmt::format("CQ_ERR raised with only {} completions in a CQ of depth {}", depth, depth),
+        {{"async_event", "none", "CQ_ERR"}});
+
+  step(ctx, fmt::format("SEND {}: completion {} overruns the CQ", depth + 1, depth + 1));
+  ctx.send(c, "SEND_ONLY", {{"psn", std::to_string(depth)}, {"ackreq", "1"}, {"len", "16"}});
+  seen = events_within(ctx, ctx.timing().expect_window(), "CQ_ERR", small_cq);
+  if (!has_event(seen, "CQ_ERR", small_cq)) {
+    std::string list;
+    for (const auto& e : seen) list += (list.empty() ? "" : ", ") + e.dump();
+    ctx.fail(fmt::format("no CQ_ERR for CQ {} after completion {} (events: {})", small_cq,
+                         depth + 1, list.empty() ? "none" : list),
+             {{"async_event", fmt::format("CQ_ERR element={}", small_cq),
+               list.empty() ? "none" : list}});
+  }
+  if (has_event(seen, "CQ_ERR", other_cq))
+    ctx.fail("the overrun of one CQ raised CQ_ERR on another",
+             {{"async_event", "none", "CQ_ERR other"}});
+  (void)ctx.collect(&c, ctx.timing().silence_window());  // whatever c answered to the overrun
+
+  step(ctx, "the other CQ still works: d's SEND completes there");
+  ctx.send(d, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "16"}});
+  ctx.expect(&d, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
+  expect_wc(
+      ctx, other_cq,
+      {{"status", "SUCCESS"}, {"opcode", "RECV"}, {"byte_len", 16}, {"qp_num", d.remote_qpn}});
+  seen = events_within(ctx, 0);
+  if (has_event(seen, "CQ_ERR", other_cq))
+    ctx.fail("the overrun of one CQ raised CQ_ERR on another",
+             {{"async_event", "none", "CQ_ERR other"}});
+}
+
+void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
+         std::string clause, std::string level, std::vector<std::string> needs,
+         std::function<void(CaseContext&)> run) {
+  engine::CaseDef def;
+  def.area = id.substr(0, id.find('/'));
+  def.id = std::move(id);
+  def.title = std::move(title);
+  def.description = std::move(description);
+  def.clause = std::move(clause);
+  def.requirement = std::move(level);
+  def.needs = std::move(needs);
+  def.source = std::string(kSource);
+  def.run = std::move(run);
+  catalogue.add(std::move(def));
+}
+
+}  // namespace
+
+void add_qp_cpp_cases(engine::Catalogue& catalogue) {
+  add(catalogue, "qp/legal-transitions",
+      "RESET->INIT->RTR->RTS succeed with their required attributes; RTR receives, RTS sends",
+      "A QP made through control is queried in RESET, then moved to INIT, RTR and RTS, each "
+      "transition with exactly the attributes it requires; each must succeed and query must show "
+      "the new state. In RTR a SEND from the tester is ACKed; in RTS a posted SEND goes out with "
+      "the sq_psn given and completes once ACKed.",
+      "IBA Vol 1 10.3 (QP state machine: RESET->INIT->RTR->RTS; RTR receives, RTS also sends), "
+      "11.2.5.2 (Modify QP: the attributes each transition requires)",
+      "MUST", {"control"}, legal_transitions);
+  add(catalogue, "qp/no-stale-send-queue",
+      "A QP flushed and reset sends nothing of its old send queue when it is back in RTS",
+      "A SEND is posted and received (not ACKed); the QP is moved to ERR (the WR completes with "
+      "WR_FLUSH_ERR), reset and brought back to RTS. Nothing may be sent then; a new SEND must be "
+      "the first request, with its own payload.",
+      "IBA Vol 1 10.3 (QP states: Error flushes the work queues; a QP in Reset holds no work "
+      "requests), 11.2.5.2 (Modify QP to Reset)",
+      "MUST", {"control"}, no_stale_send_queue);
+  add(catalogue, "qp/doorbell-two-wqes",
+      "Two SEND WRs posted in one call go out as two messages with their own payloads, in order",
+      "One post_send request carries two SEND WRs (40 bytes of pattern 0x11, 56 bytes of pattern "
+      "0x77), so they share one doorbell. The tester must receive two SEND_ONLY packets, PSN 0 and "
+      "1, with exactly those payloads; after the ACKs both WRs complete successfully, in order.",
+      "IBA Vol 1 11.4.1.1 (Post Send Request: a list of WRs is posted in order, each WR its own "
+      "message), 9.5 (transaction ordering)",
+      "MUST", {"control"}, doorbell_two_wqes);
+  add(catalogue, "data/send-byte-exact",
+      "A SEND lands byte for byte in the receive buffer, with the right byte_len and qp_num",
+      "One 256-byte receive is posted; a 100-byte SEND of pattern 7 is ACKed, its receive "
+      "completes as RECV with byte_len 100 and the QP's number, and the first 100 bytes of the "
+      "buffer hold the payload.",
+      "IBA Vol 1 9.4.1 (SEND: payload placed in the buffers of the receive WQE), 11.4.2 (Poll for "
+      "Completion: byte length and QP of the work completion)",
+      "MUST", {"control"}, send_byte_exact);
+  add(catalogue, "nak/rkey-out-of-bounds",
+      "A WRITE one byte past the R_Key's region gets NAK remote access error; up to the end it is "
+      "ACKed",
+      "Using the region length from the REP, a 16-byte WRITE ending exactly at the last byte is "
+      "ACKed, and a 16-byte WRITE starting one byte later (so its last byte is outside) gets a NAK "
+      "remote access error carrying its PSN.",
+      "IBA Vol 1 10.6 (R_Key checks: the whole range must lie within the region), 9.9.3 "
+      "(responder errors: R_Key violation -> Remote Access Error), 9.7.5.2 (NAK codes)",
+      "MUST", {"responder"}, rkey_out_of_bounds);
+  add(catalogue, "nak/mr-write-denied",
+      "A WRITE through the R_Key of a region without REMOTE_WRITE gets NAK remote access error",
+      "A second region is registered with LOCAL_WRITE and REMOTE_READ. A READ through its R_Key "
+      "returns its content; a WRITE through it gets a NAK remote access error (not invalid "
+      "request: the QP allows writes, the region does not) and leaves the memory unchanged.",
+      "IBA Vol 1 10.6 (memory region access rights checked for each remote access), 9.9.3 "
+      "(responder errors: access rights violation -> Remote Access Error), 9.7.5.2 (NAK codes)",
+      "MUST", {"control"}, mr_write_denied);
+  add(catalogue, "cq/overflow-at-depth",
+      "A CQ overruns at exactly depth+1 completions, raising CQ_ERR on that CQ only",
+      "QP c completes receives on a CQ created with depth 4 (the depth the target grants is used). "
+      "depth SENDs must raise no CQ error; the next one overruns the CQ and must raise the "
+      "affiliated asynchronous error CQ_ERR naming that CQ (not a QP error, not one completion "
+      "later). Another QP on another CQ keeps working.",
+      "IBA Vol 1 11.4.2 (Poll for Completion: CQ overrun), 11.6.3 (affiliated asynchronous "
+      "errors: CQ Error, reported on the overrun CQ)",
+      "MUST", {"control"}, cq_overflow_at_depth);
+}
 
 }  // namespace roceconf::cases

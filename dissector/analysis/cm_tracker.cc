@@ -145,7 +145,8 @@ CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
 
   auto unknown = [&](std::uint32_t local, std::uint32_t remote) {
     info.unknown_comm_id = true;
-    flags.push_back({.code = FlagCode::kCmUnknownCommId, .a = local, .b = remote, .c = info.attr_id});
+    flags.push_back(
+        {.code = FlagCode::kCmUnknownCommId, .a = local, .b = remote, .c = info.attr_id});
   };
   auto unexpected = [&] {
     flags.push_back({.code = FlagCode::kCmUnexpected,
@@ -183,7 +184,7 @@ CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
       c->service_id = req->service_id;
       c->transport_type = req->transport_type;
       c->active_qpn = req->local_qpn;
-      c->active_psn = req->starting_psn;
+      c->req_starting_psn = req->starting_psn;
       c->path_mtu_enum = req->path_mtu;
       c->pmtu = mtu_bytes(req->path_mtu);
       c->pkey = req->pkey;
@@ -202,8 +203,10 @@ CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
       unknown(mra->local_comm_id, mra->remote_comm_id);
     } else {
       if (!from_active && c->passive_comm_id == 0) c->passive_comm_id = mra->local_comm_id;
-      if (c->mra_frame != 0) again(c->mra_frame);
-      else c->mra_frame = frame;
+      if (c->mra_frame != 0)
+        again(c->mra_frame);
+      else
+        c->mra_frame = frame;
       if (!c->partial) check_tid(c->req_tid, cm_attr::kReq, c->req_frame);
       info.request_frame = c->req_frame;
       if (mra->message_mraed == cm_msg_kind::kReq && !from_active &&
@@ -218,8 +221,7 @@ CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
     }
   } else if (const auto* rej = std::get_if<CmRej>(&msg)) {
     info.reject_reason = rej->reason;
-    flags.push_back(
-        {.code = FlagCode::kCmRejected, .a = rej->reason, .c = rej->message_rejected});
+    flags.push_back({.code = FlagCode::kCmRejected, .a = rej->reason, .c = rej->message_rejected});
     c = match(src, dst, rej->local_comm_id, rej->remote_comm_id, &from_active);
     if (c == nullptr) {
       unknown(rej->local_comm_id, rej->remote_comm_id);
@@ -255,7 +257,7 @@ CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
       c->has_rep = true;
       c->passive_comm_id = rep->local_comm_id;
       c->passive_qpn = rep->local_qpn;
-      c->passive_psn = rep->starting_psn;
+      c->rep_starting_psn = rep->starting_psn;
       c->rep_responder_resources = rep->responder_resources;
       c->rep_initiator_depth = rep->initiator_depth;
       c->rep_tid = tid;

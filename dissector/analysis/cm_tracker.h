@@ -45,9 +45,12 @@ struct CmConnection {
   std::uint64_t service_id = 0;
   std::uint8_t transport_type = 0;  // cm_transport::
   std::uint32_t active_qpn = 0;
-  std::uint32_t active_psn = 0;     // the active side's first request PSN
+  // Each side's Starting PSN is the PSN it expects to receive first: the passive side's
+  // requests start at the REQ's, the active side's at the REP's (Linux cm_req_handler and
+  // cm_rep_handler set sq_psn so; rxe and OFED captures agree).
+  std::uint32_t req_starting_psn = 0;
   std::uint8_t path_mtu_enum = 0;
-  std::uint32_t pmtu = 0;           // bytes; 0 for an invalid enum
+  std::uint32_t pmtu = 0;  // bytes; 0 for an invalid enum
   std::uint16_t pkey = 0;
   std::uint8_t req_responder_resources = 0;
   std::uint8_t req_initiator_depth = 0;
@@ -56,7 +59,7 @@ struct CmConnection {
   // From the REP.
   bool has_rep = false;
   std::uint32_t passive_qpn = 0;
-  std::uint32_t passive_psn = 0;  // the passive side's first request PSN
+  std::uint32_t rep_starting_psn = 0;
   std::uint8_t rep_responder_resources = 0;
   std::uint8_t rep_initiator_depth = 0;
   std::uint64_t rep_tid = 0;
@@ -80,7 +83,7 @@ struct CmConnection {
 struct CmFrameInfo {
   std::uint32_t connection = 0;  // 0: the message belongs to no connection (SIDR, unknown IDs)
   std::uint16_t attr_id = 0;
-  std::string_view message;      // "REQ", "REP", ...
+  std::string_view message;  // "REQ", "REP", ...
   std::uint64_t tid = 0;
   bool from_active = false;
   CmState state = CmState::kReqSent;  // after this message (meaningful when connection != 0)
@@ -116,8 +119,7 @@ class CmTracker {
                       std::uint32_t remote, bool* from_active);
   CmConnection& create(const NetAddress& active, const NetAddress& passive,
                        std::uint32_t active_comm_id);
-  void index_qpn(const NetAddress& at, const NetAddress& peer, std::uint32_t qpn,
-                 std::uint32_t id);
+  void index_qpn(const NetAddress& at, const NetAddress& peer, std::uint32_t qpn, std::uint32_t id);
   void evict();
 
   std::size_t max_connections_;

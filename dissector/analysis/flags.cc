@@ -19,35 +19,21 @@ struct FlagInfo {
 };
 
 constexpr std::array<FlagInfo, kFlagCodeCount> kFlags = {{
-    {"cm-duplicate-req", Severity::kNote},
-    {"cm-retransmission", Severity::kNote},
-    {"cm-tid-mismatch", Severity::kError},
-    {"cm-unknown-comm-id", Severity::kWarning},
-    {"cm-rejected", Severity::kWarning},
-    {"cm-unexpected", Severity::kWarning},
-    {"cm-established-by-data", Severity::kNote},
-    {"out-of-sequence", Severity::kWarning},
-    {"duplicate", Severity::kWarning},
-    {"retransmission", Severity::kNote},
-    {"opcode-sequence", Severity::kError},
-    {"mtu-exceeded", Severity::kError},
-    {"mtu-short-first-middle", Severity::kError},
-    {"pkey-mismatch", Severity::kError},
-    {"acked-by", Severity::kNote},
-    {"nak-received", Severity::kWarning},
-    {"acks", Severity::kNote},
-    {"read-response", Severity::kNote},
-    {"read-response-split", Severity::kError},
-    {"nak-seq-error", Severity::kWarning},
-    {"nak-rnr", Severity::kNote},
-    {"nak-invalid-request", Severity::kWarning},
-    {"nak-remote-access", Severity::kWarning},
-    {"nak-remote-op", Severity::kWarning},
-    {"nak-invalid-rd-request", Severity::kWarning},
-    {"nak-repeated", Severity::kWarning},
-    {"ack-psn-unknown", Severity::kWarning},
-    {"ack-over-gap", Severity::kWarning},
-    {"msn-stuck", Severity::kWarning},
+    {"cm-duplicate-req", Severity::kNote},       {"cm-retransmission", Severity::kNote},
+    {"cm-tid-mismatch", Severity::kError},       {"cm-unknown-comm-id", Severity::kWarning},
+    {"cm-rejected", Severity::kWarning},         {"cm-unexpected", Severity::kWarning},
+    {"cm-established-by-data", Severity::kNote}, {"cm-start-psn", Severity::kError},
+    {"out-of-sequence", Severity::kWarning},     {"duplicate", Severity::kWarning},
+    {"retransmission", Severity::kNote},         {"opcode-sequence", Severity::kError},
+    {"mtu-exceeded", Severity::kError},          {"mtu-short-first-middle", Severity::kError},
+    {"pkey-mismatch", Severity::kError},         {"acked-by", Severity::kNote},
+    {"nak-received", Severity::kWarning},        {"acks", Severity::kNote},
+    {"read-response", Severity::kNote},          {"read-response-split", Severity::kError},
+    {"nak-seq-error", Severity::kWarning},       {"nak-rnr", Severity::kNote},
+    {"nak-invalid-request", Severity::kWarning}, {"nak-remote-access", Severity::kWarning},
+    {"nak-remote-op", Severity::kWarning},       {"nak-invalid-rd-request", Severity::kWarning},
+    {"nak-repeated", Severity::kWarning},        {"ack-psn-unknown", Severity::kWarning},
+    {"ack-over-gap", Severity::kWarning},        {"msn-stuck", Severity::kWarning},
 }};
 
 std::string psn_text(std::uint64_t psn) {
@@ -119,14 +105,21 @@ std::string Flag::text() const {
                          attr_text(c), a, b);
     case FlagCode::kCmRejected: {
       const std::string_view reason = rej_reason_name(static_cast<std::uint16_t>(a));
-      return fmt::format("{} rejected, reason {} ({})", mra_message_name(static_cast<std::uint8_t>(c)),
-                         a, reason.empty() ? "unassigned" : reason);
+      return fmt::format("{} rejected, reason {} ({})",
+                         mra_message_name(static_cast<std::uint8_t>(c)), a,
+                         reason.empty() ? "unassigned" : reason);
     }
     case FlagCode::kCmUnexpected:
       return fmt::format("{} unexpected in state {}", attr_text(c),
                          cm_state_name(static_cast<CmState>(a)));
     case FlagCode::kCmEstablishedByData:
       return fmt::format("first data before RTU: connection {} established", a);
+    case FlagCode::kCmStartPsn:
+      return fmt::format(
+          "first request PSN {} is the {} Starting PSN; the {} side's requests "
+          "start at the {} Starting PSN {}",
+          psn_text(a), c != 0 ? "REQ" : "REP", c != 0 ? "active" : "passive",
+          c != 0 ? "REP" : "REQ", psn_text(b));
     case FlagCode::kOutOfSequence:
       return fmt::format("PSN {} ahead of expected PSN {} ({} missing)", psn_text(a), psn_text(b),
                          (a - b) & 0xFFFFFF);
@@ -158,9 +151,10 @@ std::string Flag::text() const {
       return fmt::format("FIRST/MIDDLE payload of {} bytes, must be exactly the {} path MTU {}", a,
                          pmtu_source_text(c), b);
     case FlagCode::kPkeyMismatch:
-      return fmt::format("P_Key {:#06x} does not match P_Key {:#06x} negotiated by CM "
-                         "(connection {})",
-                         a, b, c);
+      return fmt::format(
+          "P_Key {:#06x} does not match P_Key {:#06x} negotiated by CM "
+          "(connection {})",
+          a, b, c);
     case FlagCode::kAckedBy:
       return fmt::format("acked by frame {}{}", frame, after(*this));
     case FlagCode::kNakReceived:
@@ -169,8 +163,9 @@ std::string Flag::text() const {
     case FlagCode::kAcks:
       if (a <= 1) return fmt::format("acknowledges frame {}{}", frame, after(*this));
       return fmt::format("acknowledges {} requests (frames {}-{}){}", a, b, frame,
-                         ns >= 0 ? ", " + format_duration(ns) + fmt::format(" after frame {}", frame)
-                                 : std::string());
+                         ns >= 0
+                             ? ", " + format_duration(ns) + fmt::format(" after frame {}", frame)
+                             : std::string());
     case FlagCode::kReadResponse:
       if (b == 0) return fmt::format("READ response {}", a);
       return fmt::format("READ response {} of {}", a, b);
@@ -191,10 +186,10 @@ std::string Flag::text() const {
       return fmt::format("NAK PSN sequence error, expected PSN {} (caused by frame {})",
                          psn_text(a), frame);
     case FlagCode::kNakRnr:
-      return fmt::format("RNR NAK, timer {} ({}){}", a,
-                         format_duration(std::int64_t{rnr_timer_usec(static_cast<std::uint8_t>(a))} *
-                                         1000),
-                         frame != 0 ? fmt::format(" for frame {}", frame) : std::string());
+      return fmt::format(
+          "RNR NAK, timer {} ({}){}", a,
+          format_duration(std::int64_t{rnr_timer_usec(static_cast<std::uint8_t>(a))} * 1000),
+          frame != 0 ? fmt::format(" for frame {}", frame) : std::string());
     case FlagCode::kNakInvalidRequest:
       return nak_text("invalid request", *this);
     case FlagCode::kNakRemoteAccess:
@@ -204,9 +199,10 @@ std::string Flag::text() const {
     case FlagCode::kNakInvalidRdRequest:
       return nak_text("invalid RD request", *this);
     case FlagCode::kNakRepeated:
-      return fmt::format("another sequence-error NAK for PSN {} before any resend (first NAK in "
-                         "frame {})",
-                         psn_text(a), frame);
+      return fmt::format(
+          "another sequence-error NAK for PSN {} before any resend (first NAK in "
+          "frame {})",
+          psn_text(a), frame);
     case FlagCode::kAckPsnUnknown:
       return fmt::format("{} PSN {} matches no request (next request PSN {})",
                          opcode_info(static_cast<std::uint8_t>(c)).op_name, psn_text(a),

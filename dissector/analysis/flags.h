@@ -21,16 +21,17 @@ enum class FlagCode : std::uint8_t {
   kCmRejected,           // REJ, with its reason
   kCmUnexpected,         // a message that does not fit the connection's state
   kCmEstablishedByData,  // first data before any RTU established the connection
+  kCmStartPsn,           // first request at the other message's Starting PSN (REQ/REP swapped)
   // RC/UC requests (rc_tracker)
-  kOutOfSequence,       // PSN ahead of the expected PSN
-  kDuplicate,           // PSN behind the expected PSN (not a go-back-N resend)
-  kRetransmission,      // PSN seen before in this flow, or resent after a NAK
-  kOpcodeSequence,      // FIRST/MIDDLE/LAST order broken
-  kMtuExceeded,         // payload above the path MTU
-  kMtuShortFirstMiddle, // FIRST/MIDDLE payload other than exactly the path MTU
-  kPkeyMismatch,        // BTH P_Key does not match the CM-negotiated P_Key
-  kAckedBy,             // the response that answered this request (added when it arrives)
-  kNakReceived,         // the NAK that refused this request (added when it arrives)
+  kOutOfSequence,        // PSN ahead of the expected PSN
+  kDuplicate,            // PSN behind the expected PSN (not a go-back-N resend)
+  kRetransmission,       // PSN seen before in this flow, or resent after a NAK
+  kOpcodeSequence,       // FIRST/MIDDLE/LAST order broken
+  kMtuExceeded,          // payload above the path MTU
+  kMtuShortFirstMiddle,  // FIRST/MIDDLE payload other than exactly the path MTU
+  kPkeyMismatch,         // BTH P_Key does not match the CM-negotiated P_Key
+  kAckedBy,              // the response that answered this request (added when it arrives)
+  kNakReceived,          // the NAK that refused this request (added when it arrives)
   // RC responses (rc_tracker)
   kAcks,               // the requests this ACK (or atomic ACK) acknowledges
   kReadResponse,       // READ response k of n
@@ -41,10 +42,10 @@ enum class FlagCode : std::uint8_t {
   kNakRemoteAccess,
   kNakRemoteOp,
   kNakInvalidRdRequest,
-  kNakRepeated,   // a second sequence-error NAK for one gap before any resend
-  kAckPsnUnknown, // response PSN that matches no request sent
-  kAckOverGap,    // response acknowledging PSNs never seen on the wire
-  kMsnStuck,      // MSN not incremented by a response that completes messages
+  kNakRepeated,    // a second sequence-error NAK for one gap before any resend
+  kAckPsnUnknown,  // response PSN that matches no request sent
+  kAckOverGap,     // response acknowledging PSNs never seen on the wire
+  kMsnStuck,       // MSN not incremented by a response that completes messages
 };
 
 inline constexpr std::size_t kFlagCodeCount = static_cast<std::size_t>(FlagCode::kMsnStuck) + 1;

@@ -67,8 +67,12 @@ struct Entry {
 
 struct Requests {
   bool started = false;
+  bool seen = false;         // a request has arrived
   bool start_known = false;  // from CM
   std::uint32_t start_psn = 0;
+  bool from_active = false;  // requests of the CM active side
+  bool other_known = false;  // the other CM message's Starting PSN, to recognise a swap
+  std::uint32_t other_start = 0;
   std::uint32_t next = 0;      // PSN after the highest request PSN seen
   std::uint32_t frontier = 0;  // every PSN before it is (implicitly) acknowledged
   std::deque<Entry> window;    // ordered by PSN
@@ -111,6 +115,8 @@ struct RcTracker::Impl {
   std::unordered_map<AddressKey, std::uint32_t, AddressKeyHash> by_key;
   // (src, dst, 0) -> channels from src to dst, for pairing without CM.
   std::unordered_map<AddressKey, std::vector<std::uint32_t>, AddressKeyHash> by_pair;
+  // CM connection -> its channels, to free their windows when it closes.
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_connection;
 
   // Per-frame context.
   std::uint64_t frame = 0;
@@ -136,11 +142,12 @@ struct RcTracker::Impl {
   void response(Channel& ch, const Packet& p, const OpcodeInfo& op, RcFrameInfo& info);
   Completion complete(Requests& r, std::uint32_t end);
   void answer(const Entry& e, FlagCode code, std::uint64_t a = 0) {
-    answers->push_back({e.last_frame, Flag{.code = code, .a = a, .frame = frame,
-                                           .ns = time - e.last_time}});
+    answers->push_back(
+        {e.last_frame, Flag{.code = code, .a = a, .frame = frame, .ns = time - e.last_time}});
   }
 
   static Entry* find(Requests& r, std::uint32_t psn);
+  static Entry* find_read(Requests& r, std::uint32_t psn);
   static std::size_t upper(const Requests& r, std::uint32_t psn);
   void trim(Requests& r) const;
 };
@@ -154,6 +161,26 @@ RcTracker::RcTracker(Options options) : impl_(std::make_unique<Impl>()) {
 RcTracker::~RcTracker() = default;
 RcTracker::RcTracker(RcTracker&&) noexcept = default;
 RcTracker& RcTracker::operator=(RcTracker&&) noexcept = default;
+
+void RcTracker::release(std::uint32_t connection) {
+  Impl& m = *impl_;
+  const auto it = m.by_connection.find(connection);
+  if (it == m.by_connection.end()) return;
+  for (std::uint32_t id : it->second) {
+    Channel* ch = m.get(id);
+    // Late duplicates are still recognised as behind the expected PSN.
+    if (ch != nullptr && ch->connection == connection) std::deque<Entry>().swap(ch->req.window);
+  }
+  m.by_connection.erase(it);
+  if (m.by_connection.size() > 2 * m.options.max_channels) {
+    std::erase_if(m.by_connection, [&m](const auto& entry) {
+      for (std::uint32_t id : entry.second)
+        if (const Channel* ch = m.get(id); ch != nullptr && ch->connection == entry.first)
+          return false;
+      return true;
+    });
+  }
+}
 
 RcStats RcTracker::stats() const {
   RcStats s;
@@ -172,10 +199,9 @@ std::size_t RcTracker::Impl::upper(const Requests& r, std::uint32_t psn) {
   const std::uint32_t base = r.window.front().psn;
   const std::int32_t off = psn::diff(psn, base);
   if (off < 0) return 0;
-  const auto it = std::upper_bound(r.window.begin(), r.window.end(), off,
-                                   [base](std::int32_t o, const Entry& e) {
-                                     return o < psn::diff(e.psn, base);
-                                   });
+  const auto it = std::upper_bound(
+      r.window.begin(), r.window.end(), off,
+      [base](std::int32_t o, const Entry& e) { return o < psn::diff(e.psn, base); });
   return static_cast<std::size_t>(it - r.window.begin());
 }
 
@@ -186,6 +212,18 @@ Entry* RcTracker::Impl::find(Requests& r, std::uint32_t psn) {
   Entry& e = r.window[i - 1];
   const std::int32_t d = psn::diff(psn, e.psn);
   return d >= 0 && static_cast<std::uint32_t>(d) < e.span ? &e : nullptr;
+}
+
+// The READ-like request a READ response at `psn` answers: the entry holding it, or a READ
+// whose span is not known yet and that nothing follows before `psn`.
+Entry* RcTracker::Impl::find_read(Requests& r, std::uint32_t psn) {
+  if (Entry* e = find(r, psn)) return read_like(e->kind) ? e : nullptr;
+  const std::size_t i = upper(r, psn);
+  if (i == 0) return nullptr;
+  Entry& e = r.window[i - 1];
+  const std::int32_t k = psn::diff(psn, e.psn);
+  if (!e.span_provisional || k < 0 || static_cast<std::uint32_t>(k) >= kMaxSpan) return nullptr;
+  return &e;
 }
 
 void RcTracker::Impl::trim(Requests& r) const {
@@ -281,10 +319,11 @@ void RcTracker::Impl::link_cm(Channel& ch, CmTracker& cm) {
   if (c == nullptr) return;
   if (c->id != ch.connection) {
     // First packet of this connection on the channel (its QPNs may have served an older one).
-    const bool to_passive = c->has_rep && c->passive == ch.key.dst &&
-                            c->passive_qpn == ch.key.number;
-    auto configure = [c](Channel& x, bool from_active) {
+    const bool to_passive =
+        c->has_rep && c->passive == ch.key.dst && c->passive_qpn == ch.key.number;
+    auto configure = [this, c](Channel& x, bool from_active) {
       x.connection = c->id;
+      by_connection[c->id].push_back(x.id);
       if (!c->partial) {
         x.pkey = c->pkey;
         if (c->pmtu != 0) {
@@ -292,12 +331,16 @@ void RcTracker::Impl::link_cm(Channel& ch, CmTracker& cm) {
           x.pmtu_source = PmtuSource::kCm;
         }
       }
-      const bool known = from_active ? !c->partial : c->has_rep;
-      if (known) {
-        Requests& r = x.req;
+      // The active side's requests start at the REP's Starting PSN, the passive side's at
+      // the REQ's.
+      Requests& r = x.req;
+      r.from_active = from_active;
+      if (from_active ? c->has_rep : !c->partial) {
         r.started = r.start_known = true;
-        r.start_psn = r.next = r.frontier = from_active ? c->active_psn : c->passive_psn;
+        r.start_psn = r.next = r.frontier = from_active ? c->rep_starting_psn : c->req_starting_psn;
       }
+      r.other_known = from_active ? !c->partial : c->has_rep;
+      r.other_start = from_active ? c->req_starting_psn : c->rep_starting_psn;
     };
     reset(ch);
     configure(ch, to_passive);
@@ -337,7 +380,7 @@ void RcTracker::Impl::try_pair(Channel& responses, const Packet& p, const Opcode
     Entry* e = find(c->req, psn);
     bool fits;
     if (op.kind == OpKind::kReadResponse)
-      fits = e != nullptr && read_like(e->kind);
+      fits = find_read(c->req, psn) != nullptr;
     else if (op.kind == OpKind::kAtomicAck)
       fits = e != nullptr && atomic(e->kind);
     else  // a sequence-error NAK may name the PSN right after the last request
@@ -434,6 +477,13 @@ void RcTracker::Impl::request(Channel& ch, const Packet& p, const OpcodeInfo& op
   }
   info.expected_psn = r.next;
   if (r.goback && psn == r.nak_psn) r.resent_since_nak = true;
+  if (!r.seen && r.start_known && psn != r.start_psn && r.other_known && psn == r.other_start) {
+    // The sender took its own CM message's Starting PSN: judge the rest from where it began.
+    flags->push_back(
+        {.code = FlagCode::kCmStartPsn, .a = psn, .b = r.start_psn, .c = r.from_active ? 1u : 0u});
+    r.start_psn = r.next = r.frontier = psn;
+  }
+  r.seen = true;
 
   const std::int32_t d = psn::diff(psn, r.next);
   bool duplicate = false;
@@ -502,9 +552,9 @@ void RcTracker::Impl::request(Channel& ch, const Packet& p, const OpcodeInfo& op
     const Entry* prev_entry = find(r, psn::add(psn, -1));
     const bool known = prev_entry != nullptr || (r.start_known && psn == r.start_psn);
     if (known) {
-      const bool in_progress = prev_entry != nullptr && is_data(prev_entry->kind) &&
-                               (prev_entry->pos == Position::kFirst ||
-                                prev_entry->pos == Position::kMiddle);
+      const bool in_progress =
+          prev_entry != nullptr && is_data(prev_entry->kind) &&
+          (prev_entry->pos == Position::kFirst || prev_entry->pos == Position::kMiddle);
       const bool continues = op.position == Position::kMiddle || op.position == Position::kLast;
       std::uint32_t problem = 0;
       if (continues && !in_progress)
@@ -544,19 +594,22 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
   if (ch.peer == 0) try_pair(ch, p, op);
   Channel* peer = get(ch.peer);
   Requests* r = peer != nullptr && peer->req.started ? &peer->req : nullptr;
-  Entry* e = r != nullptr ? find(*r, psn) : nullptr;
+  Entry* e = r == nullptr                       ? nullptr
+             : op.kind == OpKind::kReadResponse ? find_read(*r, psn)
+                                                : find(*r, psn);
   if (e != nullptr) {
     info.request_frame = e->last_frame;
     info.response_time_ns = time - e->last_time;
   }
   auto unknown = [&] {
     if (r != nullptr)
-      flags->push_back({.code = FlagCode::kAckPsnUnknown, .a = psn, .b = r->next, .c = p.bth->opcode});
+      flags->push_back(
+          {.code = FlagCode::kAckPsnUnknown, .a = psn, .b = r->next, .c = p.bth->opcode});
   };
   Completion done;
 
   if (op.kind == OpKind::kReadResponse) {
-    if (e == nullptr || !read_like(e->kind)) {
+    if (e == nullptr) {
       unknown();
       check_mtu(ch, p, op.position, length);
     } else {
@@ -584,11 +637,8 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
       // Position: FIRST .. MIDDLE .. LAST, or ONLY, as many as ceil(dmalen / PMTU).
       const bool first = op.position == Position::kFirst || op.position == Position::kOnly;
       if (n != 0 && k > n) {
-        flags->push_back({.code = FlagCode::kReadResponseSplit,
-                          .a = k,
-                          .b = n,
-                          .c = 2,
-                          .frame = e->last_frame});
+        flags->push_back(
+            {.code = FlagCode::kReadResponseSplit, .a = k, .b = n, .c = 2, .frame = e->last_frame});
       } else if (n != 0) {
         const Position want = n == 1   ? Position::kOnly
                               : k == 1 ? Position::kFirst
@@ -702,8 +752,8 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
           info.nak_cause_frame = cause;
           flags->push_back({.code = FlagCode::kNakSeqError, .a = psn, .frame = cause});
           if (r == nullptr) break;
-          const bool repeated = r->goback && r->nak_syndrome == syn && r->nak_psn == psn &&
-                                !r->resent_since_nak;
+          const bool repeated =
+              r->goback && r->nak_syndrome == syn && r->nak_psn == psn && !r->resent_since_nak;
           if (repeated) {
             flags->push_back({.code = FlagCode::kNakRepeated, .a = psn, .frame = r->nak_frame});
           } else {

@@ -88,7 +88,7 @@ struct RcStats {
 class RcTracker {
  public:
   struct Options {
-    std::size_t window = 4096;        // request entries kept per channel
+    std::size_t window = 4096;         // request entries kept per channel
     std::size_t max_channels = 65536;  // beyond that, the least recently used are forgotten
   };
 
@@ -104,6 +104,9 @@ class RcTracker {
   // earlier frames to `answers`.
   RcFrameInfo process(std::uint64_t frame, std::int64_t time_ns, const Packet& p, CmTracker* cm,
                       Flags& flags, std::vector<RcAnswer>& answers);
+
+  // The CM connection closed (DREP): its channels' request windows are freed.
+  void release(std::uint32_t connection);
 
   RcStats stats() const;
 

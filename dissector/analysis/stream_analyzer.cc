@@ -32,6 +32,8 @@ const FrameAnalysis& StreamAnalyzer::add(std::uint64_t frame_number, std::int64_
   if (p.bth) {
     if (p.mad && p.mad->cm) {
       fa.cm = cm_.process(frame_number, time_ns, p, fa.flags);
+      if (fa.cm->connection != 0 && fa.cm->state == CmState::kClosed && !fa.cm->retransmission)
+        rc_.release(fa.cm->connection);
     } else {
       const Service service = opcode_info(p.bth->opcode).service;
       if (service == Service::kRc || service == Service::kUc)

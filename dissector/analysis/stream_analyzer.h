@@ -29,10 +29,10 @@ struct FrameAnalysis {
 };
 
 struct AnalyzerOptions {
-  std::size_t window = 4096;             // request entries kept per channel
-  std::size_t max_channels = 65536;      // RC/UC channels kept (least recently used dropped)
-  std::size_t max_connections = 65536;   // CM connections kept (oldest finished dropped)
-  bool keep_results = true;  // false: add() returns a view valid until the next add()
+  std::size_t window = 4096;            // request entries kept per channel
+  std::size_t max_channels = 65536;     // RC/UC channels kept (least recently used dropped)
+  std::size_t max_connections = 65536;  // CM connections kept (oldest finished dropped)
+  bool keep_results = true;             // false: add() returns a view valid until the next add()
 };
 
 struct AnalyzerStats {

@@ -419,7 +419,7 @@ void TrafficGenerator::Impl::connect(Connection& c) {
   req.responder_resources = 16;
   req.initiator_depth = 16;
   req.transport_type = c.service == Service::kRc ? cm_transport::kRc : cm_transport::kUc;
-  req.starting_psn = c.a.psn;
+  req.starting_psn = c.b.psn;  // the passive side sends from the REQ's Starting PSN
   req.pkey = c.pkey;
   req.path_mtu = mtu_enum(c.pmtu);
   req.srq = chance(rng, 0.3);
@@ -446,7 +446,7 @@ void TrafficGenerator::Impl::connect(Connection& c) {
   rep.local_comm_id = c.b.comm_id;
   rep.remote_comm_id = c.a.comm_id;
   rep.local_qpn = c.b.qpn;
-  rep.starting_psn = c.b.psn;
+  rep.starting_psn = c.a.psn;  // and the active side from the REP's
   rep.responder_resources = 16;
   rep.initiator_depth = 16;
   rep.srq = req.srq;

@@ -1,5 +1,7 @@
 #include "suite/cli/target_command.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -50,6 +52,16 @@ int run_target(const TargetArgs& args) {
     if (auto enabled = options.quirks.enable(name); !enabled)
       return error(kExitUsage, fmt::format("--quirk: {}", enabled.error()));
   }
+  for (const std::string& text : args.pkeys) {
+    std::uint64_t v = 0;
+    const bool hex = text.starts_with("0x") || text.starts_with("0X");
+    const char* begin = text.data() + (hex ? 2 : 0);
+    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), v, hex ? 16 : 10);
+    if (ec != std::errc() || end != text.data() + text.size() || v > 0xFFFF || (v & 0x7FFF) == 0)
+      return error(kExitUsage,
+                   fmt::format("--pkey '{}' is not a valid P_Key (0x0001..0xFFFF, e.g. 0x9234)", text));
+    options.pkeys.push_back(static_cast<std::uint16_t>(v));
+  }
   if (args.listen) {
     ResponderAppConfig app;
     app.port = *args.listen;
@@ -87,6 +99,8 @@ void add_target_command(CLI::App& app, std::function<int()>& run) {
       ->capture_default_str();
   cmd->add_option("--quirk", args->quirks,
                   "switch on a defect by name (repeatable; an unknown name lists them all)");
+  cmd->add_option("--pkey", args->pkeys,
+                  "add a P_Key to the table after 0xFFFF (repeatable; 0x8000 bit = full member)");
   cmd->add_option("--listen", args->listen,
                   "run the built-in responder: accept rdma_cm connections on this TCP port "
                   "(see suite/target/RESPONDER_CONVENTION.md)")

@@ -24,6 +24,7 @@ struct TargetArgs {
   std::string ip;
   std::uint16_t udp_port = Udp::kRocePort;
   std::vector<std::string> quirks;
+  std::vector<std::string> pkeys;  // P_Key table entries after 0xFFFF
   std::optional<std::uint16_t> listen;
   std::uint32_t region_size = 64 * 1024;
   std::uint32_t recv_depth = 16;

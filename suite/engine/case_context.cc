@@ -95,6 +95,7 @@ Connection& CaseContext::new_connection(const std::string& name) {
   c->local_qpn = new_qpn();
   c->local_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
   c->next_psn = c->local_psn0;
+  c->remote_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
   c->local_comm_id = static_cast<std::uint32_t>(random_());
   c->udp_sport = static_cast<std::uint16_t>(0xC000 | (c->local_qpn & 0x3FFF));
   auto& ref = *c;
@@ -125,7 +126,7 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
                                      : rdma_cm_service_id(rdma_cm_ps::kTcp, target_.service_port());
     r.local_ca_guid = 0x0200'00FF'FE00'0002ULL;
     r.local_qpn = c.local_qpn;
-    r.starting_psn = c.local_psn0;
+    r.starting_psn = c.remote_psn0;  // the target sends from it; the REP says where we do
     r.responder_resources = 4;
     r.initiator_depth = 4;
     r.path_mtu = mtu_enum(c.pmtu);
@@ -193,9 +194,10 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
   if (const auto* r = std::get_if<CmReq>(&msg)) {
     c.service_id = r->service_id;
     c.local_comm_id = r->local_comm_id;
-    c.local_psn0 = r->starting_psn & psn::kMask;
-    c.next_psn = c.local_psn0;
+    c.remote_psn0 = r->starting_psn & psn::kMask;
     c.local_qpn = r->local_qpn;
+    if (mtu_bytes(r->path_mtu) != 0) c.pmtu = mtu_bytes(r->path_mtu);
+    c.pkey = r->pkey;
     c.state = ConnState::kReqSent;
   }
   if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
@@ -215,15 +217,20 @@ void CaseContext::connect(Connection& c, const Assignments& a) {
       if (!n || mtu_enum(static_cast<std::uint32_t>(*n)) == 0)
         error(fmt::format("pmtu: {} is not 256, 512, 1024, 2048 or 4096", item.value));
       c.pmtu = static_cast<std::uint32_t>(*n);
+      if (c.pmtu > target_.capabilities().max_pmtu)
+        skip(fmt::format("needs a path MTU of {}; the link to the target carries {}", c.pmtu,
+                         target_.capabilities().max_pmtu));
     } else if (item.key == "pkey") {
       auto n = parse_uint(item.value);
       if (!n || *n > 0xFFFF) error("pkey: not a P_Key");
       c.pkey = static_cast<std::uint16_t>(*n);
     } else if (item.key == "psn") {
+      error("psn: with CM the target chooses the PSN the tester sends from (REP Starting PSN); "
+            "use target_psn= for the REQ's, or open (control) to choose both");
+    } else if (item.key == "target_psn") {
       auto n = parse_uint(item.value);
-      if (!n || *n > psn::kMask) error("psn: not a 24-bit PSN");
-      c.local_psn0 = static_cast<std::uint32_t>(*n);
-      c.next_psn = c.local_psn0;
+      if (!n || *n > psn::kMask) error("target_psn: not a 24-bit PSN");
+      c.remote_psn0 = static_cast<std::uint32_t>(*n);
     } else if (item.key == "rtu") {
       rtu = item.value != "0" && item.value != "no" && item.value != "false";
     } else {
@@ -243,7 +250,9 @@ void CaseContext::after_match(Connection* c, const Packet& p) {
   if (!p.mad || !p.mad->cm) return;
   if (const auto* rep = std::get_if<CmRep>(&*p.mad->cm)) {
     c->remote_qpn = rep->local_qpn;
-    c->remote_psn0 = rep->starting_psn;
+    // IBA 12.7.36: the REP's Starting PSN is the one the active side (we) sends from.
+    c->local_psn0 = rep->starting_psn & psn::kMask;
+    c->next_psn = c->local_psn0;
     c->remote_comm_id = rep->local_comm_id;
     c->responder_resources = rep->responder_resources;
     c->initiator_depth = rep->initiator_depth;
@@ -284,6 +293,11 @@ void CaseContext::open(Connection& c, const Assignments& a) {
     if (item.key == "pmtu") {
       c.pmtu = num();
       if (mtu_enum(c.pmtu) == 0) error("pmtu: not 256, 512, 1024, 2048 or 4096");
+      if (c.pmtu > target_.capabilities().max_pmtu)
+        skip(fmt::format("needs a path MTU of {}; the link to the target carries {}", c.pmtu,
+                         target_.capabilities().max_pmtu));
+    } else if (item.key == "target_psn") {
+      c.remote_psn0 = num() & psn::kMask;
     } else if (item.key == "pkey_index") pkey_index = num();
     else if (item.key == "psn") {
       c.local_psn0 = num() & psn::kMask;
@@ -322,7 +336,6 @@ void CaseContext::open(Connection& c, const Assignments& a) {
   c.region = RemoteRegion{mr["addr"].get<std::uint64_t>(), mr["rkey"].get<std::uint32_t>(), region,
                           recv, recv_len, mr["handle"].get<std::uint32_t>()};
   const Endpoint tester = target_.tester();
-  c.remote_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
   control_ok({{"op", "modify_qp"},
               {"qp_num", c.remote_qpn},
               {"attr", {{"qp_state", "INIT"}, {"pkey_index", pkey_index}, {"port_num", 1},
@@ -366,9 +379,27 @@ void CaseContext::open(Connection& c, const Assignments& a) {
 void CaseContext::send(Connection& c, std::string_view op, const Assignments& a) {
   const bool message = op == "SEND" || op == "RDMA_WRITE" || op == "WRITE" ||
                        op == "SEND_WITH_IMM" || op == "RDMA_WRITE_WITH_IMM";
+  const auto need_region = [&](std::uint8_t code) {
+    const OpcodeInfo& info = opcode_info(code);
+    if (info.kind == OpKind::kSend && info.position != Position::kMiddle && c.region &&
+        c.region->recv_size > 0) {
+      std::uint64_t total = 0;
+      if (const auto* l = a.find("len")) total = parse_uint(*l).value_or(0);
+      if (const auto* d = a.find("dmalen")) total = std::max(total, parse_uint(*d).value_or(0));
+      if (total > c.region->recv_size)
+        skip(fmt::format("a SEND of {} bytes; the responder's receive buffers hold {}", total,
+                         c.region->recv_size));
+    }
+    const std::uint16_t h = info.headers;
+    if ((h & (hdr::kReth | hdr::kAtomicEth)) && !c.region && !a.has("va"))
+      skip(fmt::format("{} has no remote region to address: the REP carried no RCNF block "
+                       "(suite/target/RESPONDER_CONVENTION.md)",
+                       c.name));
+  };
   if (!message) {
     auto code = request_opcode(op);
     if (!code) error(code.error());
+    need_region(*code);
     auto frame = build_request(addresses(), c, *code, a);
     if (!frame) error(frame.error());
     if (opcode_info(*code).is_request) c.next_psn = psn::add(frame->psn, frame->psn_span);
@@ -413,6 +444,7 @@ void CaseContext::send(Connection& c, std::string_view op, const Assignments& a)
     if (write && first) pa.set("dmalen", std::to_string(len));
     auto code = request_opcode(name);
     if (!code) error(code.error());
+    need_region(*code);
     auto frame = build_request(addresses(), c, *code, pa);
     if (!frame) error(frame.error());
     c.next_psn = psn::add(frame->psn, frame->psn_span);
@@ -428,8 +460,7 @@ void CaseContext::transmit(std::vector<std::uint8_t> frame, std::string text) {
   // The summary line is the decoder's: what actually went on the wire.
   const Packet p = decode(frame);
   auto flags = annotator_->add(p, now());
-  record(report::EventKind::kSent, text + "  |  " + summarize(p), frame);
-  result_.events.back().analysis = std::move(flags);
+  record(report::EventKind::kSent, text + "  |  " + summarize(p), frame, std::move(flags));
   if (auto sent = target_.port().send(frame); !sent)
     error("sending failed: " + sent.error().message);
 }
@@ -459,8 +490,8 @@ Connection* CaseContext::owner_of(const Packet& p) {
   return nullptr;
 }
 
-std::optional<Received> CaseContext::next_for(Connection* c, TimeNs deadline) {
-  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+std::optional<Received> CaseContext::next_for(Connection* c, TimeNs deadline, bool pending) {
+  for (auto it = pending_.begin(); pending && it != pending_.end(); ++it) {
     if (c == nullptr || it->owner == c) {
       Received r = std::move(it->frame);
       pending_.erase(it);
@@ -484,8 +515,7 @@ std::optional<Received> CaseContext::next_for(Connection* c, TimeNs deadline) {
     record(report::EventKind::kReceived,
            fmt::format("{}{}  |  {}", owner ? owner->name + " " : "",
                        describe_received(r.packet, owner), summarize(r.packet)),
-           r.bytes);
-    result_.events.back().analysis = std::move(flags);
+           r.bytes, std::move(flags));
     if (c == nullptr || owner == c) return r;
     if (owner) pending_.push_back({std::move(r), owner});
   }
@@ -540,7 +570,8 @@ std::vector<Received> CaseContext::collect(Connection* c, TimeNs window) {
 
 void CaseContext::wait(TimeNs duration) {
   const TimeNs deadline = add_saturating(now(), duration);
-  while (auto r = next_for(nullptr, deadline)) {
+  // Only new frames: what is pending already stays where it is, in order.
+  while (auto r = next_for(nullptr, deadline, false)) {
     Connection* owner = owner_of(r->packet);
     pending_.push_back({std::move(*r), owner});
   }
@@ -597,8 +628,14 @@ std::uint32_t CaseContext::cq(const std::string& name) {
 // ---- verdicts ----------------------------------------------------------------------------
 
 void CaseContext::record(report::EventKind kind, std::string text,
-                         std::vector<std::uint8_t> frame) {
+                         std::vector<std::uint8_t> frame, std::vector<std::string> analysis) {
+  // A flooding target must not grow the evidence without bound.
+  if (!frame.empty() && ++frame_events_ > kMaxFrameEvents) {
+    ++dropped_frames_;
+    return;
+  }
   report::Event e;
+  e.analysis = std::move(analysis);
   e.unix_ns = target_.port().clock().unix_ns(now());
   e.kind = kind;
   e.step = step_;

@@ -64,8 +64,9 @@ class CaseContext {
   bool has_connection(const std::string& name) const { return connections_.contains(name); }
 
   // Full rdma_cm connect to the responder (REQ, REP, RTU), reading the region from the REP's
-  // RCNF block. Keys: pmtu (bytes), pkey, psn (tester's starting PSN), rtu (0: stop after REP),
-  // and any REQ field. FAILs when the target rejects or does not answer.
+  // RCNF block. Keys: pmtu (bytes), pkey, target_psn (the REQ's Starting PSN: where the target's
+  // requests start), rtu (0: stop after REP), and any REQ field. The tester sends from the
+  // REP's Starting PSN (IBA 12.7.23, 12.7.36). FAILs when the target rejects or does not answer.
   void connect(Connection& c, const Assignments& a);
   // A target QP made through the control API and connected to the tester's emulated QP without
   // CM. Keys: pmtu, pkey_index, psn, recv (receives posted), recv_len, cq (a named CQ),
@@ -120,6 +121,10 @@ class CaseContext {
   // control-made QPs. Best effort, errors ignored.
   void close_all();
 
+  // Frames recorded per case at most; the rest are counted (dropped_frames()).
+  static constexpr std::uint64_t kMaxFrameEvents = 5000;
+  std::uint64_t dropped_frames() const { return dropped_frames_; }
+
   // Counter values at the script's "counter snapshot" step.
   std::map<std::string, std::uint64_t> counter_base;
 
@@ -129,8 +134,9 @@ class CaseContext {
     Connection* owner = nullptr;
   };
   Connection* owner_of(const Packet& p);
-  std::optional<Received> next_for(Connection* c, TimeNs deadline);
-  void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {});
+  std::optional<Received> next_for(Connection* c, TimeNs deadline, bool pending = true);
+  void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {},
+              std::vector<std::string> analysis = {});
   void transmit(std::vector<std::uint8_t> frame, std::string text);
   void after_match(Connection* c, const Packet& p);
   std::uint32_t new_qpn();
@@ -147,6 +153,8 @@ class CaseContext {
   std::uint64_t next_tid_ = 0;
   std::uint32_t mad_psn_ = 0;
   nlohmann::json hello_;
+  std::uint64_t frame_events_ = 0;
+  std::uint64_t dropped_frames_ = 0;
   std::unique_ptr<Annotator> annotator_;
 };
 

@@ -80,6 +80,11 @@ std::expected<std::unique_ptr<DaemonTarget>, std::string> DaemonTarget::start(
     words.push_back("--quirk");
     words.push_back(q);
   }
+  // The reference P_Key table: partition 0x1234 as a full and a limited member.
+  for (const char* pkey : {"0x9234", "0x1234"}) {
+    words.push_back("--pkey");
+    words.push_back(pkey);
+  }
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);

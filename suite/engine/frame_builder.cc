@@ -113,7 +113,9 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   if (info.headers & hdr::kAeth) p.aeth = Aeth{};
   if (info.headers & hdr::kAtomicAckEth) p.atomicacketh = AtomicAckEth{};
   // Responses (the tester answering the target's requests) count PSNs from the target's start.
-  const std::uint32_t psn_base = info.is_request ? c.local_psn0 : c.remote_psn0;
+  const bool response = info.valid && (info.kind == OpKind::kAck || info.kind == OpKind::kAtomicAck ||
+                                       info.kind == OpKind::kReadResponse);
+  const std::uint32_t psn_base = response ? c.remote_psn0 : c.local_psn0;
 
   EncodeOptions eo;
   std::size_t len = 0;
@@ -121,6 +123,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   std::optional<std::vector<std::uint8_t>> data;
   std::optional<std::uint32_t> dmalen;
   enum class IcrcMode { kGood, kBad, kValue } icrc = IcrcMode::kGood;
+  bool bad_ip_checksum = false;
+  std::optional<std::size_t> corrupt;  // a byte flipped after every checksum was computed
   std::uint32_t icrc_value = 0;
 
   using Setter = std::function<std::expected<void, std::string>(std::string_view)>;
@@ -287,6 +291,23 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
          return set(udp.length, 0xFFFF, "udp.len")(v);
        }},
       {"sport", set(udp.sport, 0xFFFF, "sport")},
+      {"udp.dport", set(udp.dport, 0xFFFF, "udp.dport")},
+      {"ip.csum",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         if (v == "bad") {
+           bad_ip_checksum = true;
+           return {};
+         }
+         eo.fill_checksum = false;
+         return set(ip.checksum, 0xFFFF, "ip.csum")(v);
+       }},
+      {"corrupt",
+       [&](std::string_view v) -> std::expected<void, std::string> {
+         auto n = number<std::size_t>("corrupt", v, 1 << 20);
+         if (!n) return std::unexpected(n.error());
+         corrupt = *n;
+         return {};
+       }},
       {"icrc",
        [&](std::string_view v) -> std::expected<void, std::string> {
          if (v == "bad") {
@@ -325,6 +346,14 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
     p.icrc = Icrc{icrc_value, 0};
   }
   out.bytes = encode(p, eo);
+  // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC.
+  if (bad_ip_checksum && out.bytes.size() >= 26) out.bytes[25] ^= 0xFF;
+  if (corrupt) {
+    if (*corrupt >= out.bytes.size())
+      return std::unexpected(fmt::format("corrupt: byte {} is past the {}-byte frame", *corrupt,
+                                         out.bytes.size()));
+    out.bytes[*corrupt] ^= 0x01;
+  }
   if (icrc == IcrcMode::kBad && out.bytes.size() >= 4)
     for (std::size_t i = out.bytes.size() - 4; i < out.bytes.size(); ++i) out.bytes[i] ^= 0xFF;
   out.psn = bth.psn;

@@ -51,7 +51,9 @@ class RawTarget final : public Target {
 
   std::string_view kind() const override { return "raw"; }
   std::string describe() const override;
-  Capabilities capabilities() const override { return {profile_.capabilities.responder, false}; }
+  Capabilities capabilities() const override {
+    return {profile_.capabilities.responder, false, profile_.pmtu};
+  }
   roceconf::Port& port() override { return *guard_; }
   Endpoint tester() const override { return tester_; }
   Endpoint device() const override { return {*profile_.target_mac, *profile_.target_ip}; }

@@ -96,6 +96,9 @@ report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& ti
     r.failed_step = ctx.step();
   }
   if (target.kind() != "reference") ctx.close_all();
+  if (ctx.dropped_frames() > 0)
+    ctx.note(fmt::format("{} more frames arrived and were not recorded (at most {} a case)",
+                         ctx.dropped_frames(), CaseContext::kMaxFrameEvents));
   r.duration_ns = clock.now_ns() - t0;
   return r;
 }

@@ -194,11 +194,17 @@ std::expected<Script, std::string> parse_script(const std::string& path, const s
     script.statements.push_back(std::move(*s));
   }
   if (!comment_block.empty()) {
+    // The first sentence is the title, the rest the description.
+    std::string text;
+    for (const auto& c : comment_block) text += (text.empty() ? "" : " ") + c;
+    std::size_t end = text.find(". ");
+    if (end == std::string::npos && text.ends_with('.')) end = text.size() - 1;
     if (script.title.empty()) {
-      script.title = comment_block.front();
-      comment_block.erase(comment_block.begin());
+      script.title = end == std::string::npos ? text : text.substr(0, end);
+      script.description = end == std::string::npos ? "" : trim(std::string_view(text).substr(end + 1));
+    } else {
+      script.description = text;
     }
-    for (const auto& c : comment_block) script.description += (script.description.empty() ? "" : " ") + c;
   }
   if (script.clause.empty()) return std::unexpected(path + ": no 'clause:' line");
   if (script.requirement.empty()) return std::unexpected(path + ": no 'level:' line");

@@ -31,6 +31,9 @@ struct Capabilities {
   // The control API (suite/target/CONTROL_API.md): create QPs/CQs/MRs, post, poll, query,
   // counters. Cases that need it SKIP without it.
   bool control = false;
+  // The largest path MTU the link to the target carries (a raw profile's `pmtu`); cases asking
+  // for more SKIP.
+  std::uint32_t max_pmtu = 4096;
 };
 
 class Target {

@@ -110,11 +110,11 @@ std::expected<std::uint32_t, std::string> CmAgent::connect(const ConnectParams& 
   rtr.ah_attr = params.peer;
   rtr.path_mtu = params.path_mtu;
   rtr.min_rnr_timer = config_.min_rnr_timer;
+  rtr.rq_psn = c.local_psn;  // announced in the REQ: the passive side sends from it
   c.rtr = rtr;
   c.rtr_mask = qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
                qp_attr::kRqPsn | (rc ? qp_attr::kMaxDestRdAtomic | qp_attr::kMinRnrTimer : 0);
   c.rts.qp_state = QpState::kRts;
-  c.rts.sq_psn = c.local_psn;
   c.rts.retry_cnt = params.retry_count;
   c.rts_mask =
       qp_attr::kState | qp_attr::kSqPsn |
@@ -189,7 +189,7 @@ void CmAgent::on_rep(const CmRep& rep, std::uint64_t now) {
   }
   const QpLimits& limits = nic_.device().attr().qp;
   c->rtr->dest_qp_num = rep.local_qpn;
-  c->rtr->rq_psn = rep.starting_psn;
+  c->rts.sq_psn = rep.starting_psn;  // the passive side receives from it
   // Linux cm_rep_handler swaps the REP's resources as the passive side swapped the REQ's.
   c->rtr->max_dest_rd_atomic = std::min(rep.initiator_depth, limits.max_qp_rd_atom);
   c->rts.max_rd_atomic = std::min(rep.responder_resources, limits.max_qp_init_rd_atom);

@@ -54,7 +54,7 @@ struct ConnectParams {
   AddressVector peer;  // dgid (::ffff:a.b.c.d for IPv4) and dmac of the peer
   std::uint32_t qp_num = 0;
   PathMtu path_mtu = PathMtu::k1024;
-  std::uint32_t starting_psn = 0;
+  std::uint32_t starting_psn = 0;  // the REQ's: the PSN our QP receives from (rq_psn)
   std::uint8_t responder_resources = 1;
   std::uint8_t initiator_depth = 1;
   std::uint8_t retry_count = 7;

@@ -75,7 +75,9 @@ struct CmConnection {
   std::uint64_t service_id = 0;
   std::uint32_t qp_num = 0;
   std::uint32_t remote_qpn = 0;
-  std::uint32_t local_psn = 0;  // our starting PSN (sq_psn)
+  // The Starting PSN we announce (REQ or REP): our receive queue's first PSN (rq_psn). IBA
+  // 12.7.23 / 12.7.36 and Linux cm.c: each side sends from the PSN the other announced.
+  std::uint32_t local_psn = 0;
   QpType qp_type = QpType::kRc;
   // The transaction ID of the establishment (the REQ's, as the passive side answers it).
   std::uint64_t tid = 0;

@@ -193,13 +193,13 @@ void CmAgent::accept(const Packet& p, const CmReq& req, std::uint16_t pkey_index
     rtr.ah_attr.sl = req.primary.sl;
     rtr.path_mtu = mtu;
     rtr.dest_qp_num = req.local_qpn;
-    rtr.rq_psn = req.starting_psn;
+    rtr.rq_psn = c.local_psn;  // announced in the REP: the active side sends from it
     rtr.max_dest_rd_atomic = responder_resources;
     rtr.min_rnr_timer = config_.min_rnr_timer;
     c.rtr_mask = qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
                  qp_attr::kRqPsn | (rc ? qp_attr::kMaxDestRdAtomic | qp_attr::kMinRnrTimer : 0);
     c.rts.qp_state = QpState::kRts;
-    c.rts.sq_psn = c.local_psn;
+    c.rts.sq_psn = req.starting_psn & 0xFFFFFF;  // IBA 12.7.23; Linux cm_req_handler
     c.rts.timeout = req.primary.local_ack_timeout;
     c.rts.retry_cnt = req.retry_count;
     c.rts.rnr_retry = req.rnr_retry_count;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "capture/port/raw_socket_port.h"
 #include "suite/target/control_api.h"
@@ -25,6 +26,7 @@ struct DaemonOptions {
   Ipv4Address ipv4{};
   std::uint16_t udp_port = Udp::kRocePort;
   Quirks quirks;
+  std::vector<std::uint16_t> pkeys;  // P_Key table entries after the default 0xFFFF
   std::optional<ResponderAppConfig> responder;  // --listen
   std::string control_path;                     // empty: default_control_path()
 };

@@ -57,9 +57,11 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
   }
   c.rx_packets++;
   c.rx_bytes += frame.size();
-  // Lengths that disagree leave no trustworthy payload: drop like hardware does.
+  // Lengths that disagree leave no trustworthy payload, and an IPv4 header whose checksum fails
+  // is not a datagram for us (RFC 1122 3.2.1.2): drop like hardware does.
   if (rx_.has(FindingCode::kTruncated) || rx_.has(FindingCode::kIpLength) ||
-      rx_.has(FindingCode::kUdpLength) || rx_.has(FindingCode::kIpVersion)) {
+      rx_.has(FindingCode::kUdpLength) || rx_.has(FindingCode::kIpVersion) ||
+      rx_.has(FindingCode::kIpChecksum)) {
     return;
   }
   // The ICRC is checked before any key, so a corrupted packet never counts as a key violation.

@@ -87,8 +87,8 @@ TEST(CmTracker, ReqRepRtuEstablishes) {
   EXPECT_EQ(c->service_id, 0x0000000001060000ull | 7471);
   EXPECT_EQ(c->active_qpn, kQpA);
   EXPECT_EQ(c->passive_qpn, kQpB);
-  EXPECT_EQ(c->active_psn, 500u);
-  EXPECT_EQ(c->passive_psn, 900u);
+  EXPECT_EQ(c->req_starting_psn, 500u);
+  EXPECT_EQ(c->rep_starting_psn, 900u);
   EXPECT_EQ(c->pmtu, 1024u);
   EXPECT_EQ(c->pkey, 0x8001);
   EXPECT_EQ(c->req_responder_resources, 4);
@@ -108,17 +108,18 @@ TEST(CmTracker, ReqRepRtuEstablishes) {
 TEST(CmTracker, DataLinkedToConnection) {
   Stream s;
   connect(s);
-  const FrameAnalysis& d1 = s.send(with_pkey(request(opcode::kRcSendOnly, 500, 64), 0x8001));
+  // The active side's requests start at the REP's Starting PSN.
+  const FrameAnalysis& d1 = s.send(with_pkey(request(opcode::kRcSendOnly, 900, 64), 0x8001));
   ASSERT_TRUE(d1.rc);
   EXPECT_EQ(d1.rc->connection, 1u);
   EXPECT_EQ(d1.rc->link, LinkSource::kCm);
   EXPECT_EQ(d1.rc->pmtu, 1024u);
   EXPECT_EQ(d1.rc->pmtu_source, PmtuSource::kCm);
-  EXPECT_EQ(d1.rc->expected_psn, 500u);
+  EXPECT_EQ(d1.rc->expected_psn, 900u);
   EXPECT_EQ(problems(d1), kNoProblems);
 
   // Wrong partition, payload above the negotiated MTU.
-  const FrameAnalysis& d2 = s.send(with_pkey(request(opcode::kRcSendOnly, 501, 1100), 0x8002));
+  const FrameAnalysis& d2 = s.send(with_pkey(request(opcode::kRcSendOnly, 901, 1100), 0x8002));
   ASSERT_TRUE(d2.has(FlagCode::kPkeyMismatch));
   EXPECT_EQ(d2.find(FlagCode::kPkeyMismatch)->text(),
             "P_Key 0x8002 does not match P_Key 0x8001 negotiated by CM (connection 1)");
@@ -126,23 +127,23 @@ TEST(CmTracker, DataLinkedToConnection) {
   EXPECT_EQ(d2.find(FlagCode::kMtuExceeded)->text(),
             "payload of 1100 bytes exceeds the negotiated path MTU 1024");
   // A limited member of the partition still matches the full member the REQ named.
-  EXPECT_FALSE(s.send(with_pkey(request(opcode::kRcSendOnly, 502, 8), 0x0001))
-                   .has(FlagCode::kPkeyMismatch));
+  EXPECT_FALSE(
+      s.send(with_pkey(request(opcode::kRcSendOnly, 902, 8), 0x0001)).has(FlagCode::kPkeyMismatch));
 
   // B's ACK goes to A's QP: paired through CM, not by guessing.
-  const FrameAnalysis& a = s.send(with_pkey(ack(502, 3), 0x8001));
+  const FrameAnalysis& a = s.send(with_pkey(ack(902, 3), 0x8001));
   EXPECT_EQ(a.rc->link, LinkSource::kCm);
   EXPECT_EQ(a.rc->acked_count, 3u);
   EXPECT_EQ(problems(a), kNoProblems);
 
-  // B's own requests start at the REP's PSN.
+  // B's own requests start at the REQ's Starting PSN.
   const FrameAnalysis& b1 =
-      s.send(with_pkey(request(opcode::kRcSendOnly, 901, 8, /*from_a=*/false), 0x8001));
+      s.send(with_pkey(request(opcode::kRcSendOnly, 501, 8, /*from_a=*/false), 0x8001));
   ASSERT_TRUE(b1.has(FlagCode::kOutOfSequence));
-  EXPECT_EQ(b1.rc->expected_psn, 900u);
+  EXPECT_EQ(b1.rc->expected_psn, 500u);
 
   // A FIRST shorter than the negotiated MTU.
-  const FrameAnalysis& d3 = s.send(with_pkey(request(opcode::kRcSendFirst, 503, 512), 0x8001));
+  const FrameAnalysis& d3 = s.send(with_pkey(request(opcode::kRcSendFirst, 903, 512), 0x8001));
   EXPECT_TRUE(d3.has(FlagCode::kMtuShortFirstMiddle));
 }
 
@@ -150,7 +151,7 @@ TEST(CmTracker, FirstDataEstablishesWithoutRtu) {
   Stream s;
   s.send(cm(true, req(), kTid));
   s.send(cm(false, rep(), kTid));
-  const FrameAnalysis& d = s.send(with_pkey(request(opcode::kRcSendOnly, 500, 8), 0x8001));
+  const FrameAnalysis& d = s.send(with_pkey(request(opcode::kRcSendOnly, 900, 8), 0x8001));
   ASSERT_TRUE(d.has(FlagCode::kCmEstablishedByData));
   EXPECT_EQ(d.find(FlagCode::kCmEstablishedByData)->text(),
             "first data before RTU: connection 1 established");
@@ -262,8 +263,8 @@ TEST(CmTracker, UnexpectedMessages) {
 TEST(CmTracker, QpnReuseStartsAFreshFlow) {
   Stream s;
   connect(s);
-  s.send(request(opcode::kRcSendOnly, 500, 8));
-  s.send(request(opcode::kRcSendOnly, 501, 8));
+  s.send(request(opcode::kRcSendOnly, 900, 8));
+  s.send(request(opcode::kRcSendOnly, 901, 8));
   CmDreq dreq;
   dreq.local_comm_id = kCommA;
   dreq.remote_comm_id = kCommB;
@@ -279,16 +280,38 @@ TEST(CmTracker, QpnReuseStartsAFreshFlow) {
   CmRep p2 = rep();
   p2.local_comm_id = 0x4000;
   p2.remote_comm_id = 0x3000;
+  p2.starting_psn = 20;
   CmRtu u2;
   u2.local_comm_id = 0x3000;
   u2.remote_comm_id = 0x4000;
   s.send(cm(true, r2, kTid + 5));
   s.send(cm(false, p2, kTid + 5));
   s.send(cm(true, u2, kTid + 5));
-  const FrameAnalysis& d = s.send(with_pkey(request(opcode::kRcSendOnly, 10, 8), 0x8001));
+  const FrameAnalysis& d = s.send(with_pkey(request(opcode::kRcSendOnly, 20, 8), 0x8001));
   EXPECT_EQ(d.rc->connection, 2u);
-  EXPECT_EQ(d.rc->expected_psn, 10u);
+  EXPECT_EQ(d.rc->expected_psn, 20u);
   EXPECT_EQ(problems(d), kNoProblems);
+  EXPECT_EQ(s.analyzer.stats().rc.window_entries, 1u);  // the closed connection's were freed
+}
+
+TEST(CmTracker, StartPsnTakenFromTheWrongMessage) {
+  Stream s;
+  connect(s);
+  // The active side starts at its own REQ's Starting PSN instead of the REP's.
+  const FrameAnalysis& d = s.send(with_pkey(request(opcode::kRcSendOnly, 500, 8), 0x8001));
+  ASSERT_TRUE(d.has(FlagCode::kCmStartPsn));
+  EXPECT_FALSE(d.has(FlagCode::kOutOfSequence));
+  EXPECT_EQ(d.find(FlagCode::kCmStartPsn)->text(),
+            "first request PSN 0x0001f4 is the REQ Starting PSN; the active side's requests "
+            "start at the REP Starting PSN 0x000384");
+  // Judged from there on.
+  EXPECT_EQ(problems(s.send(with_pkey(request(opcode::kRcSendOnly, 501, 8), 0x8001))), kNoProblems);
+  // Any other PSN is plainly out of sequence.
+  Stream t;
+  connect(t);
+  const FrameAnalysis& e = t.send(with_pkey(request(opcode::kRcSendOnly, 1234, 8), 0x8001));
+  EXPECT_TRUE(e.has(FlagCode::kOutOfSequence));
+  EXPECT_FALSE(e.has(FlagCode::kCmStartPsn));
 }
 
 }  // namespace

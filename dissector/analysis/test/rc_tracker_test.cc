@@ -55,8 +55,8 @@ TEST(RcTracker, InOrderAckPairing) {
 
 TEST(RcTracker, PsnGapNakAndGoBackN) {
   Stream s;
-  s.send(request(kRcSendOnly, 0, 8));                        // 1
-  s.send(request(kRcSendOnly, 1, 8));                        // 2
+  s.send(request(kRcSendOnly, 0, 8));                             // 1
+  s.send(request(kRcSendOnly, 1, 8));                             // 2
   const FrameAnalysis& gap = s.send(request(kRcSendOnly, 3, 8));  // 3: PSN 2 lost
   ASSERT_TRUE(gap.has(FlagCode::kOutOfSequence));
   EXPECT_EQ(gap.find(FlagCode::kOutOfSequence)->text(),
@@ -168,7 +168,7 @@ TEST(RcTracker, CoalescedAckAcknowledgesThree) {
             "acknowledges 3 requests (frames 1-3), 1.0 µs after frame 3");
   for (std::uint64_t f = 1; f <= 3; ++f) {
     EXPECT_EQ(s.at(f).rc->acked_by, 4u);
-    EXPECT_EQ(s.at(f).rc->ack_delay_ns, static_cast<std::int64_t>((5 - f) * 1000));
+    EXPECT_EQ(s.at(f).rc->ack_delay_ns, static_cast<std::int64_t>((4 - f) * 1000));
   }
 }
 
@@ -195,8 +195,8 @@ TEST(RcTracker, MultiPacketReadResponses) {
     EXPECT_EQ(r.rc->read_index, k);
     EXPECT_EQ(r.rc->read_count, 4u);  // the FIRST's payload showed PMTU 1024
     EXPECT_EQ(r.rc->request_frame, 1u);
-    EXPECT_EQ(r.find(FlagCode::kReadResponse)->text(), "READ response " + std::to_string(k) +
-                                                           " of 4");
+    EXPECT_EQ(r.find(FlagCode::kReadResponse)->text(),
+              "READ response " + std::to_string(k) + " of 4");
     EXPECT_EQ(r.rc->pmtu, 1024u);
     EXPECT_EQ(r.rc->pmtu_source, PmtuSource::kInferred);
   }
@@ -205,6 +205,30 @@ TEST(RcTracker, MultiPacketReadResponses) {
   const FrameAnalysis& next = s.send(request(kRcSendOnly, 204, 8));
   EXPECT_EQ(problems(next), kNoProblems);
   EXPECT_EQ(next.rc->expected_psn, 204u);
+}
+
+TEST(RcTracker, ReadSpanLearntWithoutAFirstResponse) {
+  // One-way capture: only the requests. The PSN after a READ shows how many it took.
+  Stream s;
+  s.send(read_request(300, 4096));
+  const FrameAnalysis& next = s.send(request(kRcSendOnly, 304, 8));
+  EXPECT_EQ(problems(next), kNoProblems);
+  EXPECT_EQ(next.rc->pmtu, 1024u);  // the only MTU that makes 4096 bytes four packets
+  EXPECT_EQ(next.rc->pmtu_source, PmtuSource::kInferred);
+
+  // Responses whose FIRST was not captured still find their READ.
+  Stream t;
+  t.send(read_request(300, 4096));
+  const FrameAnalysis& m = t.send(read_response(opcode::kRcReadResponseMiddle, 301, 1024, 1));
+  EXPECT_EQ(problems(m), kNoProblems);
+  EXPECT_EQ(m.rc->request_frame, 1u);
+  EXPECT_EQ(m.rc->read_index, 2u);
+  EXPECT_EQ(m.rc->read_count, 4u);  // its payload showed the PMTU
+  t.send(read_response(opcode::kRcReadResponseMiddle, 302, 1024, 1));
+  const FrameAnalysis& last = t.send(read_response(opcode::kRcReadResponseLast, 303, 1024, 1));
+  EXPECT_EQ(problems(last), kNoProblems);
+  EXPECT_EQ(last.rc->read_index, 4u);
+  EXPECT_EQ(problems(t.send(request(kRcSendOnly, 304, 8))), kNoProblems);
 }
 
 TEST(RcTracker, ReadResponseSplitWrong) {

@@ -688,6 +688,67 @@ TEST(DaemonTarget, StartupFailureSaysWhyAndLeavesNothingBehind) {
   EXPECT_NE(missing.error().find("missing or not executable"), std::string::npos);
 }
 
+// A zombie has exited too: whoever inherited it may not reap it at once.
+bool process_gone_or_zombie(pid_t pid) {
+  if (process_gone(pid)) return true;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && text.size() > paren + 2 && text[paren + 2] == 'Z';
+}
+
+// A run that dies without its destructors: the daemon follows it, and the next lab with the
+// same prefix removes the namespaces left behind.
+TEST(DaemonTarget, CrashedRunLeavesNoDaemonAndItsLeftoversGoNextTime) {
+  SKIP_UNLESS_ROOT();
+  const std::string prefix = fmt::format("rcx{}", getpid());
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    DaemonTargetOptions options;
+    options.roceconf_binary = ROCECONF_BINARY;
+    options.lab_prefix = prefix;
+    auto started = DaemonTarget::start(options);
+    struct {
+      pid_t pid = -1;
+      char dir[256] = {};
+    } report;
+    if (started) {
+      report.pid = (*started)->pid();
+      const std::string dir = fs::path((*started)->log_path()).parent_path().string();
+      std::snprintf(report.dir, sizeof report.dir, "%s", dir.c_str());
+    }
+    [[maybe_unused]] const ssize_t n = write(fds[1], &report, sizeof report);
+    _exit(0);  // no destructors: as if killed
+  }
+  close(fds[1]);
+  struct {
+    pid_t pid = -1;
+    char dir[256] = {};
+  } report;
+  ASSERT_EQ(read(fds[0], &report, sizeof report), static_cast<ssize_t>(sizeof report));
+  close(fds[0]);
+  const pid_t daemon = report.pid;
+  if (report.dir[0] != 0) fs::remove_all(report.dir);  // the crash left it too
+  waitpid(child, nullptr, 0);
+  ASSERT_GT(daemon, 0) << "the daemon did not start in the child";
+  const auto give_up = std::chrono::steady_clock::now() + 3s;
+  while (!process_gone_or_zombie(daemon) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(process_gone_or_zombie(daemon)) << "daemon " << daemon << " outlived its parent";
+  EXPECT_TRUE(has_prefix(netns_list(), prefix)) << "the crash left the namespaces";
+  {
+    VethLabOptions options;
+    options.prefix = prefix;
+    auto lab = VethLab::create(options);
+    ASSERT_TRUE(lab) << lab.error();
+  }
+  EXPECT_FALSE(has_prefix(netns_list(), prefix)) << "left behind: " << run("ip netns list");
+}
+
 TEST(DaemonTarget, ControlFailsWithTheReasonWhenTheDaemonDies) {
   SKIP_UNLESS_ROOT();
   DaemonTargetOptions options;

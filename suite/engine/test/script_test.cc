@@ -1,0 +1,86 @@
+// The case language: parsing, its errors, and every built-in script.
+#include <gtest/gtest.h>
+
+#include "cases/builtin.h"
+#include "suite/engine/script.h"
+
+namespace roceconf::engine {
+namespace {
+
+constexpr const char* kScript = R"(// The title, on
+// two lines. More about it.
+clause: IBA Vol 1 9.7.5.1.2 (C9-97)
+level: MUST
+needs: responder, control
+connect c pmtu=1024
+send c SEND_ONLY psn=3 ackreq=1 len=64   // a comment
++0...4rtt expect c NAK psn=1 syndrome=psn_seq_err ... eventually
++10ms...2s expect nothing from c
+)";
+
+TEST(Script, ParsesHeaderAndSteps) {
+  auto s = parse_script("cases/psn/x.rcase", kScript);
+  ASSERT_TRUE(s) << s.error();
+  EXPECT_EQ(s->title, "The title, on two lines");
+  EXPECT_EQ(s->description, "More about it.");
+  EXPECT_EQ(s->clause, "IBA Vol 1 9.7.5.1.2 (C9-97)");
+  EXPECT_EQ(s->requirement, "MUST");
+  EXPECT_EQ(s->needs, (std::vector<std::string>{"responder", "control"}));
+  ASSERT_EQ(s->statements.size(), 4u);
+  const auto& send = s->statements[1];
+  EXPECT_EQ(send.line, 7);
+  EXPECT_EQ(send.words, (std::vector<std::string>{"send", "c", "SEND_ONLY"}));
+  EXPECT_EQ(*send.fields.find("psn"), "3");
+  EXPECT_EQ(send.text, "send c SEND_ONLY psn=3 ackreq=1 len=64");
+  const auto& expect = s->statements[2];
+  ASSERT_TRUE(expect.window && expect.window->rtts);
+  EXPECT_EQ(*expect.window->rtts, 4);
+  EXPECT_EQ(expect.flags, (std::vector<std::string>{"eventually"}));
+  const auto& nothing = s->statements[3];
+  EXPECT_EQ(nothing.at->ns, 10'000'000);
+  EXPECT_EQ(nothing.window->ns, 2'000'000'000);
+}
+
+TEST(Script, ErrorsNameFileAndLine) {
+  auto s = parse_script("cases/a/b.rcase", "clause: x\nlevel: MUST\n+5parsecs send c X\n");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().find("cases/a/b.rcase:3"), std::string::npos) << s.error();
+  EXPECT_FALSE(parse_script("f", "level: MUST\nconnect c\n"));            // no clause
+  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: OFTEN\nconnect c\n"));  // bad level
+  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\n"));             // no steps
+}
+
+TEST(Script, BrokenScriptBecomesAnErroringCase) {
+  const CaseDef def = load_script("cases/psn/broken.rcase", "nonsense");
+  EXPECT_EQ(def.id, "psn/broken");
+  EXPECT_EQ(def.area, "psn");
+  EXPECT_EQ(def.title, "(does not parse)");
+}
+
+TEST(Catalogue, EveryBuiltinCaseParsesAndIsComplete) {
+  const auto& cat = cases::builtin_catalogue();
+  EXPECT_GE(cat.cases().size(), 60u);
+  std::set<std::string> ids;
+  for (const auto& c : cat.cases()) {
+    SCOPED_TRACE(c.id);
+    EXPECT_NE(c.title, "(does not parse)");
+    EXPECT_FALSE(c.title.empty());
+    EXPECT_FALSE(c.clause.empty());
+    EXPECT_TRUE(c.requirement == "MUST" || c.requirement == "SHOULD" || c.requirement == "MAY");
+    EXPECT_TRUE(ids.insert(c.id).second) << "duplicate id";
+    EXPECT_EQ(c.id.substr(0, c.id.find('/')), c.area);
+  }
+}
+
+TEST(Catalogue, GlobSelectsByIdOrArea) {
+  EXPECT_TRUE(glob_match("psn/*", "psn/gap-naks-once"));
+  EXPECT_TRUE(glob_match("*gap*", "psn/gap-naks-once"));
+  EXPECT_TRUE(glob_match("psn/gap-naks-?nce", "psn/gap-naks-once"));
+  EXPECT_FALSE(glob_match("cm/*", "psn/gap-naks-once"));
+  const auto& cat = cases::builtin_catalogue();
+  for (const auto* c : cat.select("psn")) EXPECT_EQ(c->area, "psn");
+  EXPECT_EQ(cat.select("").size(), cat.cases().size());
+}
+
+}  // namespace
+}  // namespace roceconf::engine
