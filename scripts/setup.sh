@@ -10,6 +10,7 @@ packages=(
   tshark libwireshark-dev libglib2.0-dev
   python3 python3-pytest python3-scapy python3-pybind11 pybind11-dev
   iproute2
+  chromium libxml2-utils
 )
 
 missing=()

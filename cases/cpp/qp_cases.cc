@@ -3,6 +3,12 @@
 // with chosen rights, addresses computed from the region's length, and async events.
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cases/builtin.h"
@@ -75,7 +81,8 @@ void expect_cq_empty(CaseContext& ctx, std::uint32_t cq) {
              {{"cq", "empty", r["wc"][0].dump()}});
 }
 
-// A memory region in the QP's PD holding `bytes`, for the target's own SGEs.
+// A memory region registered through control: buffers for the target's own work requests, or a
+// region with chosen rights.
 struct LocalMr {
   std::uint32_t handle = 0;
   std::uint64_t addr = 0;

@@ -91,7 +91,7 @@ CmReq make_req(std::uint32_t comm_id = 0x1111, std::uint32_t qpn = 0x55) {
   r.service_id = kService;
   r.local_ca_guid = kPeerGuid;
   r.local_qpn = qpn;
-  r.starting_psn = 0x123456;
+  r.starting_psn = 0x123456;  // where the target's requests start (its sq_psn)
   r.responder_resources = 4;
   r.initiator_depth = 2;
   r.path_mtu = 5;
@@ -310,7 +310,9 @@ TEST_F(CmAgentTest, RepCarriesNegotiatedFieldsAndQpIsInRtr) {
   EXPECT_EQ(q.state(), QpState::kRtr);
   EXPECT_EQ(q.attr().path_mtu, PathMtu::k1024);  // min(REQ 4096, port 1024)
   EXPECT_EQ(q.attr().dest_qp_num, 0x55u);
-  EXPECT_EQ(q.attr().rq_psn, 0x123456u);
+  // IBA 12.7.36: the peer sends from the REP's Starting PSN.
+  EXPECT_EQ(q.attr().rq_psn, rep.starting_psn);
+  EXPECT_NE(rep.starting_psn, 0x123456u);
   EXPECT_EQ(q.attr().max_dest_rd_atomic, 2);
   EXPECT_EQ(q.attr().min_rnr_timer, 12);
   EXPECT_EQ(q.attr().qp_access_flags, access::kRemote);
@@ -362,7 +364,8 @@ TEST_F(CmAgentTest, RtuMovesTheQpToRtsWithTheRequestsTimers) {
   deliver(mad_frame(rtu, 0xABCD0001));
   const Qp& q = qp(rep.local_qpn);
   EXPECT_EQ(q.state(), QpState::kRts);
-  EXPECT_EQ(q.attr().sq_psn, rep.starting_psn);
+  EXPECT_EQ(q.attr().sq_psn, 0x123456u);  // IBA 12.7.23: we send from the REQ's Starting PSN
+  EXPECT_EQ(q.attr().rq_psn, rep.starting_psn);
   EXPECT_EQ(q.attr().timeout, 17);
   EXPECT_EQ(q.attr().retry_cnt, 6);
   EXPECT_EQ(q.attr().rnr_retry, 5);
@@ -385,8 +388,9 @@ TEST_F(CmAgentTest, FirstDataInRtrEstablishesWithoutRtu) {
   const std::uint32_t n = accept_one();
   post_recv(n);
   (void)nic->device().async_events();
-  // The RTU is lost; the peer's first SEND arrives while the QP is in RTR.
-  nic->receive(send_frame(n, 0x123456), 1 * kMs);
+  // The RTU is lost; the peer's first SEND, at the REP's Starting PSN, arrives while the QP is
+  // in RTR.
+  nic->receive(send_frame(n, last_cm<CmRep>().starting_psn), 1 * kMs);
   EXPECT_EQ(qp(n).state(), QpState::kRts);
   EXPECT_EQ(established, std::vector<std::uint32_t>{n});
   const auto events = nic->device().async_events();
@@ -682,7 +686,7 @@ TEST_F(CmAgentTest, QuirkRtuRequiredKeepsTheQpFromDataUntilTheRtu) {
   post_recv(rep.local_qpn);
   (void)nic->device().async_events();
   const std::size_t sent = frames.size();
-  nic->receive(send_frame(rep.local_qpn, 0x123456), 0);
+  nic->receive(send_frame(rep.local_qpn, rep.starting_psn), 0);
   nic->cm().on_comm_est(rep.local_qpn, 0);
   EXPECT_EQ(qp(rep.local_qpn).state(), QpState::kInit);
   EXPECT_TRUE(nic->device().async_events().empty());
@@ -694,7 +698,8 @@ TEST_F(CmAgentTest, QuirkRtuRequiredKeepsTheQpFromDataUntilTheRtu) {
   deliver(mad_frame(rtu, 0xABCD0001));
   EXPECT_EQ(qp(rep.local_qpn).state(), QpState::kRts);
   EXPECT_EQ(qp(rep.local_qpn).attr().dest_qp_num, 0x55u);
-  EXPECT_EQ(qp(rep.local_qpn).attr().rq_psn, 0x123456u);
+  EXPECT_EQ(qp(rep.local_qpn).attr().rq_psn, rep.starting_psn);
+  EXPECT_EQ(qp(rep.local_qpn).attr().sq_psn, 0x123456u);
   EXPECT_EQ(established, std::vector<std::uint32_t>{rep.local_qpn});
 }
 
@@ -836,7 +841,10 @@ TEST_F(CmTwoNicTest, ActiveConnectReachesRtsOnBothSides) {
   EXPECT_EQ(pb.attr().dest_qp_num, qa);
   EXPECT_EQ(pa.attr().sq_psn, pb.attr().rq_psn);
   EXPECT_EQ(pb.attr().sq_psn, pa.attr().rq_psn);
-  EXPECT_EQ(pa.attr().sq_psn, 0x00ABCDu + qa);
+  // Each side sends from the Starting PSN the other announced: B from the REQ's, A from the
+  // REP's (IBA 12.7.23, 12.7.36).
+  EXPECT_EQ(pb.attr().sq_psn, 0x00ABCDu + qa);
+  EXPECT_EQ(pa.attr().sq_psn, b->cm().connection(*b->cm().comm_id_of_qp(qb))->local_psn);
   EXPECT_EQ(pa.attr().path_mtu, PathMtu::k2048);
   EXPECT_EQ(pb.attr().path_mtu, PathMtu::k2048);
   // Resources: A answers 3 READs and issues 5; B the other way round.

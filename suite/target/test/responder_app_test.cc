@@ -17,7 +17,9 @@ namespace {
 
 constexpr std::uint16_t kPort = 7471;
 constexpr std::uint32_t kPeerQpn = 0x99;
-constexpr std::uint32_t kPeerPsn = 0x1000;
+// The REQ's Starting PSN: where the target's requests start. The peer sends from the REP's
+// (IBA 12.7.23, 12.7.36).
+constexpr std::uint32_t kReqPsn = 0x1000;
 
 TEST(RcnfPrivateData, EncodesTheDocumentedLayout) {
   RcnfPrivateData d;
@@ -86,7 +88,7 @@ class ResponderAppTest : public ::testing::Test {
   }
 
   CmReq req(std::uint32_t comm_id, std::uint32_t qpn) {
-    return test::rdma_cm_req(nic_.config().ipv4, kPort, comm_id, qpn, kPeerPsn, req_private_);
+    return test::rdma_cm_req(nic_.config().ipv4, kPort, comm_id, qpn, kReqPsn, req_private_);
   }
 
   // The CM messages the NIC sent since the last call, decoded (views into kept frames).
@@ -168,8 +170,10 @@ TEST_F(ResponderAppTest, ServesSendsWritesReadsAndAtomicsThenReleasesOnDreq) {
   const ResponderApp::Connection& c = app_->connections().at(r.local_qpn);
   EXPECT_TRUE(c.established);
   EXPECT_EQ(nic_.device().qp(c.qp_num)->state(), QpState::kRts);
+  EXPECT_EQ(nic_.device().qp(c.qp_num)->attr().sq_psn, kReqPsn);
+  EXPECT_EQ(nic_.device().qp(c.qp_num)->attr().rq_psn, r.starting_psn);
 
-  std::uint32_t psn = kPeerPsn;
+  std::uint32_t psn = r.starting_psn;
   // SENDs use up receive buffers, which the app puts back: twice the depth goes through.
   const std::vector<std::uint8_t> payload = {1, 2, 3, 4, 5, 6, 7, 8};
   for (std::uint32_t i = 0; i < 2 * data->recv_depth; ++i) {

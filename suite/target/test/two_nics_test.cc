@@ -132,7 +132,9 @@ TEST_P(TwoNics, ConnectAndMoveData) {
   params.peer.dmac = kMacB;
   params.qp_num = a.qp;
   params.path_mtu = mtu;
-  params.starting_psn = 0xFFFFF0;  // wraps during the transfers
+  // The REQ's Starting PSN: where B's requests would start. A's requests start at the REP's
+  // (IBA 12.7.23, 12.7.36).
+  params.starting_psn = 0xFFFFF0;
   params.responder_resources = 4;
   params.initiator_depth = 4;
   ConnectCallbacks cb;
@@ -157,6 +159,10 @@ TEST_P(TwoNics, ConnectAndMoveData) {
   ASSERT_NE(region, nullptr);
   EXPECT_EQ(remote->rkey, region->rkey());
   EXPECT_EQ(link.b.device().qp(conn.qp_num)->attr().path_mtu, mtu);
+  EXPECT_EQ(link.a.device().qp(a.qp)->attr().sq_psn, rep->starting_psn);
+  EXPECT_EQ(link.b.device().qp(conn.qp_num)->attr().rq_psn, rep->starting_psn);
+  EXPECT_EQ(link.b.device().qp(conn.qp_num)->attr().sq_psn, 0xFFFFF0u);
+  EXPECT_EQ(link.a.device().qp(a.qp)->attr().rq_psn, 0xFFFFF0u);
 
   // Local buffer layout: [0, 16K) source, [16K, 32K) READ destination, [32K, +8) atomic result.
   auto local = a.mr->bytes();

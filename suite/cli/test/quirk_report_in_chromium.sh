@@ -1,0 +1,54 @@
+#!/bin/sh
+# A report from a real quirk run, rendered by headless chromium with the network refused: the
+# summary, and the failing case's ladder and field diff, must be on the page.
+# Usage: quirk_report_in_chromium.sh PATH/TO/roceconf. Exit 77 (skipped) without chromium.
+set -u
+
+roceconf=$1
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ]; then
+  echo "SKIP: chromium not installed (apt-get install chromium)"
+  exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/roceconf-quirk-html-XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+export HOME="$tmp/home"
+mkdir -p "$HOME"
+
+"$roceconf" run --quirk psn-gap-ack --filter 'psn/*' --quiet --html "$tmp/report.html"
+status=$?
+if [ $status -ne 1 ]; then
+  echo "FAIL: a run with psn-gap-ack exited $status, not 1"
+  exit 1
+fi
+timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+  --no-first-run --disable-extensions --disable-background-networking --disable-sync \
+  --user-data-dir="$tmp/profile" --host-resolver-rules="MAP * ~NOTFOUND" \
+  --virtual-time-budget=2000 --dump-dom "file://$tmp/report.html" \
+  >"$tmp/dom.html" 2>"$tmp/chromium.log"
+if [ $? -ne 0 ] || [ ! -s "$tmp/dom.html" ]; then
+  echo "FAIL: chromium did not render the report"
+  tail -n 20 "$tmp/chromium.log"
+  exit 1
+fi
+failures=0
+expect() {  # expect DESCRIPTION FIXED-STRING [FILE]
+  if ! grep -qF -- "$2" "${3:-$tmp/dom.html}"; then
+    echo "FAIL: $1: no '$2' in the rendered DOM"
+    failures=$((failures + 1))
+  fi
+}
+expect "the page script ran" 'data-js="ready"'
+expect "summary table" '<table class="summary" id="summary">'
+expect "overall verdict" 'NOT CONFORMANT'
+sed -n '/<section class="case c-fail" id="case-psn-gap-naks-once">/,/<\/section>/p' \
+  "$tmp/dom.html" >"$tmp/case.html"
+expect "failing case section" 'id="case-psn-gap-naks-once"' "$tmp/case.html"
+expect "ladder" '<div class="ladder">' "$tmp/case.html"
+expect "sent arrow" 'data-kind="sent"' "$tmp/case.html"
+expect "received arrow" 'data-kind="received"' "$tmp/case.html"
+expect "diff table" '<table class="diff">' "$tmp/case.html"
+expect "field diff" 'aeth.syndrome expected NAK vs actual 0x1f (ACK)' "$tmp/case.html"
+expect "failing step" 'gap-naks-once.rcase:' "$tmp/case.html"
+[ $failures -eq 0 ] || exit 1
+echo "OK: chromium rendered the psn-gap-ack report"

@@ -1,0 +1,109 @@
+// As root: `--target raw` (wire only) against the reference daemon on a veth pair passes every
+// wire-only case, and catches every quirk that a wire-only case catches in process.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "cases/builtin.h"
+#include "suite/engine/daemon_target.h"
+#include "suite/engine/raw_target.h"
+#include "suite/engine/reference_target.h"
+#include "suite/engine/runner.h"
+#include "suite/target/quirks.h"
+
+namespace roceconf::engine {
+namespace {
+
+bool wire_only(const report::CaseResult& c) {
+  for (const auto& n : c.needs)
+    if (n != "responder") return false;
+  return true;
+}
+
+// The daemon with `quirks`, graded through a raw target on the tester's side of its veth.
+report::RunResult raw_run(const std::vector<std::string>& quirks) {
+  DaemonTargetOptions o;
+  o.quirks = quirks;
+  o.roceconf_binary = ROCECONF_BINARY;
+  auto daemon = DaemonTarget::start(o);
+  EXPECT_TRUE(daemon) << daemon.error();
+  if (!daemon) return {};
+  Profile p;
+  p.interface = (*daemon)->lab().tester().interface;
+  p.netns = (*daemon)->lab().tester().netns;
+  p.target_mac = (*daemon)->lab().target().mac;
+  p.target_ip = (*daemon)->lab().target().ip;
+  p.tester_ip = (*daemon)->lab().tester().ip;
+  p.pmtu = 4096;
+  auto raw = RawTarget::open(p);
+  EXPECT_TRUE(raw) << raw.error();
+  if (!raw) return {};
+  report::RunResult result;
+  run_cases(**raw, cases::builtin_catalogue().select(""), RunOptions{}, result);
+  return result;
+}
+
+class RawVsDaemon : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces and raw sockets)";
+  }
+};
+
+TEST_F(RawVsDaemon, EveryWireOnlyCasePassesAndControlCasesSkip) {
+  const auto r = raw_run({});
+  ASSERT_FALSE(r.cases.empty());
+  int passed = 0;
+  for (const auto& c : r.cases) {
+    SCOPED_TRACE(c.id);
+    if (wire_only(c)) {
+      EXPECT_EQ(c.verdict, report::Verdict::kPass) << c.reason << " [" << c.failed_step << "]";
+      ++passed;
+    } else {
+      EXPECT_EQ(c.verdict, report::Verdict::kSkip) << c.reason;
+      EXPECT_NE(c.reason.find("control"), std::string::npos) << c.reason;
+    }
+  }
+  EXPECT_GE(passed, 40);
+}
+
+TEST_F(RawVsDaemon, CatchesTheWireVisibleQuirks) {
+  std::string table;
+  for (const auto& q : target::all_quirks()) {
+    const std::string name(q.name);
+#ifdef ROCECONF_SANITIZED
+    // Ten times slower under the sanitizers: one quirk per wire-visible area.
+    if (name != "psn-gap-ack" && name != "rej-wrong-reason" && name != "icrc-unchecked" &&
+        name != "mtu-unchecked" && name != "pkey-unchecked" && name != "nak-code-swap")
+      continue;
+#endif
+    // Which wire-only cases of the quirk's area catch it in process?
+    ReferenceOptions ro;
+    ro.quirks = {name};
+    auto reference = ReferenceTarget::create(ro);
+    ASSERT_TRUE(reference);
+    report::RunResult in_process;
+    run_cases(**reference, cases::builtin_catalogue().select(std::string(q.area)), RunOptions{},
+              in_process);
+    std::vector<std::string> catching;
+    for (const auto& c : in_process.cases)
+      if (c.verdict == report::Verdict::kFail && wire_only(c)) catching.push_back(c.id);
+    if (catching.empty()) {
+      table += fmt::format("{}: needs the control API\n", name);
+      continue;
+    }
+    SCOPED_TRACE(name);
+    const auto r = raw_run({name});
+    int failed = 0;
+    for (const auto& c : r.cases)
+      if (c.area == q.area && c.verdict == report::Verdict::kFail) ++failed;
+    EXPECT_GT(failed, 0) << name << " is not caught over the wire (in process: " << catching[0]
+                         << ")";
+    table += fmt::format("{}: {} failing {} cases over the wire\n", name, failed, q.area);
+  }
+  std::printf("%s", table.c_str());
+}
+
+}  // namespace
+}  // namespace roceconf::engine
