@@ -24,13 +24,13 @@ struct FieldDiff {
 };
 
 enum class EventKind : std::uint8_t {
-  kSent,         // a frame the tester sent (frame set)
-  kReceived,     // a frame the tester received (frame set)
-  kExpectMet,    // an expectation matched (text names the frame it matched)
-  kExpectFailed, // an expectation failed: nothing came, or something else came
-  kSilenceOk,    // an expect-nothing window passed quietly
-  kControl,      // a control-API exchange: CQE polled, QP state read, counter read, ...
-  kNote,         // anything else worth seeing on the timeline (calibration, skip reason)
+  kSent,          // a frame the tester sent (frame set)
+  kReceived,      // a frame the tester received (frame set)
+  kExpectMet,     // an expectation matched (text names the frame it matched)
+  kExpectFailed,  // an expectation failed: nothing came, or something else came
+  kSilenceOk,     // an expect-nothing window passed quietly
+  kControl,       // a control-API exchange: CQE polled, QP state read, counter read, ...
+  kNote,          // anything else worth seeing on the timeline (calibration, skip reason)
 };
 
 std::string_view event_kind_name(EventKind kind);  // "sent", "received", "expect-met", ...
@@ -41,23 +41,24 @@ struct Event {
   EventKind kind = EventKind::kNote;
   std::string step;  // the case line that caused it: "cases/psn/gap-naks-once.rcase:9"
   std::string text;  // one line: "RC SEND_ONLY psn=+3 ackreq len=64", "poll_cq: SUCCESS RECV 64 B"
-  std::vector<std::uint8_t> frame;  // the Ethernet frame for kSent / kReceived, else empty
+  std::vector<std::uint8_t> frame;    // the Ethernet frame for kSent / kReceived, else empty
   std::vector<std::string> analysis;  // flags from the analysis: "out-of-sequence", "nak", ...
 };
 
 struct CaseResult {
-  std::string id;           // "psn/gap-naks-once"
-  std::string area;         // "psn"
-  std::string title;        // one line
-  std::string description;  // a few lines: what the case checks and why
-  std::string clause;       // "IBA Vol 1 9.7.5.1.2 (C9-...)"
-  std::string requirement;  // "MUST" or "SHOULD"
+  std::string id;                  // "psn/gap-naks-once"
+  std::string area;                // "psn"
+  std::string title;               // one line
+  std::string description;         // a few lines: what the case checks and why
+  std::string clause;              // "IBA Vol 1 9.7.5.1.2 (C9-...)"
+  std::string requirement;         // "MUST" or "SHOULD"
   std::vector<std::string> needs;  // capabilities: "responder", "control", ...
   std::string source;              // "cases/psn/gap-naks-once.rcase" or "cases/scale/concurrent.cc"
 
   Verdict verdict = Verdict::kError;
-  std::string reason;       // one line; empty on a plain pass
-  std::string failed_step;  // the case line that failed: "psn/gap-naks-once.rcase:9 expect c NAK psn=1"
+  std::string reason;  // one line; empty on a plain pass
+  std::string
+      failed_step;  // the case line that failed: "psn/gap-naks-once.rcase:9 expect c NAK psn=1"
   std::vector<FieldDiff> diffs;
 
   std::int64_t start_unix_ns = 0;
@@ -73,15 +74,15 @@ struct Counts {
 struct RunResult {
   std::string tool = "roceconf";
   std::string version;
-  std::string target_kind;         // "reference", "daemon", "raw"
-  std::string target_description;  // one line: interface, addresses, quirks
-  std::vector<std::string> quirks; // enabled quirks of a reference target
-  std::string filter;              // --filter glob, empty for the whole catalogue
+  std::string target_kind;          // "reference", "daemon", "raw"
+  std::string target_description;   // one line: interface, addresses, quirks
+  std::vector<std::string> quirks;  // enabled quirks of a reference target
+  std::string filter;               // --filter glob, empty for the whole catalogue
   std::int64_t start_unix_ns = 0;
   std::int64_t duration_ns = 0;
-  std::int64_t rtt_ns = 0;       // calibrated round trip
-  std::int64_t silence_ns = 0;   // silence window used: max(floor, 4 x RTT)
-  bool interrupted = false;      // Ctrl-C: the cases list holds what completed
+  std::int64_t rtt_ns = 0;      // calibrated round trip
+  std::int64_t silence_ns = 0;  // silence window used: max(floor, 4 x RTT)
+  bool interrupted = false;     // Ctrl-C: the cases list holds what completed
   std::vector<CaseResult> cases;
 
   Counts counts() const;

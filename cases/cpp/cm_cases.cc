@@ -22,7 +22,9 @@ using engine::Received;
 
 constexpr const char* kSource = "cases/cpp/cm_cases.cc";
 
-std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+std::string hex(std::uint64_t v) {
+  return fmt::format("{:#x}", v);
+}
 
 void step(CaseContext& ctx, std::string_view what) {
   ctx.set_step(fmt::format("{}: {}", kSource, what));
@@ -50,8 +52,7 @@ void rtu_and_data(CaseContext& ctx, Connection& c) {
   ctx.cm_send(c, "RTU", {});
   c.state = engine::ConnState::kEstablished;
   ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "32"}});
-  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window(),
-             false);
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window(), false);
 }
 
 // ---- REP identifies the connection ---------------------------------------------------------
@@ -106,14 +107,16 @@ void rep_rdma_resources(CaseContext& ctx) {
              {{"cm.initiator_depth", fmt::format("<= {}", kOurResponderResources),
                std::to_string(rep->initiator_depth)}});
   if (resources > kOurInitiatorDepth)
-    ctx.fail("the REP's Responder Resources exceed the REQ's Initiator Depth (the swap of the "
-             "two fields is missing?)",
-             {{"cm.responder_resources", fmt::format("<= {}", kOurInitiatorDepth),
-               std::to_string(resources)}});
+    ctx.fail(
+        "the REP's Responder Resources exceed the REQ's Initiator Depth (the swap of the "
+        "two fields is missing?)",
+        {{"cm.responder_resources", fmt::format("<= {}", kOurInitiatorDepth),
+          std::to_string(resources)}});
   if (resources < 1)
-    ctx.fail("the REP's Responder Resources are 0: the responder takes no READ or atomic (the "
-             "RCNF convention promises at least 1)",
-             {{"cm.responder_resources", ">= 1", "0"}});
+    ctx.fail(
+        "the REP's Responder Resources are 0: the responder takes no READ or atomic (the "
+        "RCNF convention promises at least 1)",
+        {{"cm.responder_resources", ">= 1", "0"}});
   if (!c.region) ctx.skip("the REP carries no RCNF block: no region to READ from");
   step(ctx, "RTU");
   ctx.cm_send(c, "RTU", {});
@@ -122,7 +125,9 @@ void rep_rdma_resources(CaseContext& ctx) {
   for (unsigned i = 0; i < resources; ++i) {
     step(ctx, fmt::format("READ {} of {} in flight", i + 1, resources));
     ctx.send(c, "RDMA_READ_REQUEST",
-             {{"psn", std::to_string(i)}, {"offset", std::to_string(8 * i)}, {"len", "0"},
+             {{"psn", std::to_string(i)},
+              {"offset", std::to_string(8 * i)},
+              {"len", "0"},
               {"dmalen", "8"}});
   }
   for (unsigned i = 0; i < resources; ++i) {
@@ -148,8 +153,7 @@ void duplicate_req(CaseContext& ctx) {
   step(ctx, "what answers the duplicate: the same REP, an MRA, or nothing");
   for (const Received& got : ctx.collect(&c, ctx.timing().expect_window())) {
     if (const auto* again = cm_as<CmRep>(got)) {
-      if (again->local_qpn != qpn || again->local_comm_id != comm_id ||
-          again->starting_psn != psn)
+      if (again->local_qpn != qpn || again->local_comm_id != comm_id || again->starting_psn != psn)
         ctx.fail("the duplicate REQ got a REP for a second connection",
                  {{"cm.local_qpn", hex(qpn), hex(again->local_qpn)},
                   {"cm.local_comm_id", hex(comm_id), hex(again->local_comm_id)},
@@ -240,9 +244,9 @@ void rtu_timeout(CaseContext& ctx) {
     ctx.fail("the target gave up without resending its REP once",
              {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries), "0"}});
   if (resent > kMaxCmRetries)
-    ctx.fail(fmt::format("the REP was resent {} times, more than Max CM Retries", resent),
-             {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries),
-               std::to_string(resent)}});
+    ctx.fail(
+        fmt::format("the REP was resent {} times, more than Max CM Retries", resent),
+        {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries), std::to_string(resent)}});
   const auto* r = cm_as<CmRej>(*rej);
   if (r->reason != 4 || r->remote_comm_id != c.local_comm_id)
     ctx.fail("the REJ that ends the wait for the RTU is not a Timeout REJ for this connection",
@@ -398,10 +402,12 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
     engine::CaseDef def;
     def.id = fmt::format("cm/concurrent-setups-{}", n);
     def.area = "cm";
-    def.title = fmt::format("{} connection set-ups in flight at once all succeed with distinct QPNs", n);
+    def.title =
+        fmt::format("{} connection set-ups in flight at once all succeed with distinct QPNs", n);
     def.description = fmt::format(
         "{} REQs are sent back to back before any REP is read. Each must get a REP carrying a QP "
-        "number no other connection has, and each connection must then accept a SEND.", n);
+        "number no other connection has, and each connection must then accept a SEND.",
+        n);
     def.clause = "IBA Vol 1 12.6.8 (REP: Local QPN), 12.9.1 (connection establishment)";
     def.requirement = "MUST";
     def.needs = {"responder"};

@@ -43,8 +43,8 @@ std::vector<std::uint8_t> request_frame(CaseContext& ctx, const Connection& c, s
 // Recomputes the ICRC of an edited RoCEv2/IPv4 frame, so only the intended defect remains.
 void refresh_icrc(std::vector<std::uint8_t>& f) {
   const std::size_t end = f.size() - 4;
-  const std::uint32_t crc = compute_icrc(Bytes(f.data() + kIpAt, end - kIpAt),
-                                         IcrcFraming::kRoceV2Ipv4, kBthAt - kIpAt);
+  const std::uint32_t crc =
+      compute_icrc(Bytes(f.data() + kIpAt, end - kIpAt), IcrcFraming::kRoceV2Ipv4, kBthAt - kIpAt);
   store_icrc(&f[end], crc);
 }
 
@@ -149,8 +149,9 @@ void add_psn_cpp_cases(engine::Catalogue& catalogue) {
       "A target QP is made through the control API expecting a PSN a few below 0xFFFFFF, chosen "
       "by the run's seed (with CM the target chooses the PSN the tester sends from); eight SENDs "
       "cross the wrap and each must be ACKed with its own PSN.";
-  def.clause = "IBA Vol 1 9.7.1 (PSN arithmetic modulo 2^24), 11.2.5.2 (Modify QP: the expected "
-               "receive PSN set at RTR)";
+  def.clause =
+      "IBA Vol 1 9.7.1 (PSN arithmetic modulo 2^24), 11.2.5.2 (Modify QP: the expected "
+      "receive PSN set at RTR)";
   def.requirement = "MUST";
   def.needs = {"control"};
   def.source = "cases/cpp/psn_cases.cc";

@@ -75,8 +75,8 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
       if (!p) return std::unexpected(p.error());
       profile = std::move(*p);
     }
-    engine::ProfileOverrides o{args.interface, args.target_mac, args.target_ip,
-                               args.tester_mac, args.tester_ip, args.service_port};
+    engine::ProfileOverrides o{args.interface,  args.target_mac, args.target_ip,
+                               args.tester_mac, args.tester_ip,  args.service_port};
     if (auto ok = engine::apply_overrides(profile, o); !ok) return std::unexpected(ok.error());
     if (auto ok = engine::validate(profile); !ok) return std::unexpected(ok.error());
     auto t = engine::RawTarget::open(profile);
@@ -105,8 +105,8 @@ int run_run(const RunArgs& args) {
   const auto selected = catalogue.select(args.filter);
   if (args.list) return list_cases(selected);
   if (selected.empty())
-    return setup_error(fmt::format("no case matches --filter '{}' (see 'roceconf run --list')",
-                                   args.filter));
+    return setup_error(
+        fmt::format("no case matches --filter '{}' (see 'roceconf run --list')", args.filter));
 
   // Where the reports go: the explicit paths, else all four in the output directory.
   const bool explicit_paths = args.junit || args.json || args.html || args.pcap;
@@ -124,8 +124,8 @@ int run_run(const RunArgs& args) {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     if (ec)
-      return setup_error(fmt::format("cannot create the report directory {}: {}", dir.string(),
-                                     ec.message()));
+      return setup_error(
+          fmt::format("cannot create the report directory {}: {}", dir.string(), ec.message()));
   }
 
   auto target = open_target(args);
@@ -155,8 +155,8 @@ int run_run(const RunArgs& args) {
   const bool tty = report::is_terminal(stderr) && !args.quiet;
   options.on_start = [&](const engine::CaseDef& def, std::size_t i, std::size_t total) {
     if (tty)
-      fmt::print(stderr, "\r{}\033[K", report::progress_bar(static_cast<int>(i),
-                                                           static_cast<int>(total), def.id));
+      fmt::print(stderr, "\r{}\033[K",
+                 report::progress_bar(static_cast<int>(i), static_cast<int>(total), def.id));
   };
   std::string evidence_error;
   options.on_done = [&](const report::CaseResult& r, std::size_t i, std::size_t total) {
@@ -172,9 +172,9 @@ int run_run(const RunArgs& args) {
   const auto previous = std::signal(SIGINT, on_sigint);
   engine::run_cases(**target, selected, options, result);
   std::signal(SIGINT, previous);
-  result.duration_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - wall)
-                           .count();
+  result.duration_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall)
+          .count();
 
   int status = kExitOk;
   const auto write = [&](const std::string& path, const std::string& content) {
@@ -196,8 +196,10 @@ int run_run(const RunArgs& args) {
   }
   if (!args.quiet) {
     fmt::print("{}", report::summary_text(result, report::is_terminal(stdout)));
-    for (const auto& [what, path] : {std::pair{"HTML report", html}, {"JSON report", json},
-                                     {"JUnit XML", junit}, {"evidence", pcap}})
+    for (const auto& [what, path] : {std::pair{"HTML report", html},
+                                     {"JSON report", json},
+                                     {"JUnit XML", junit},
+                                     {"evidence", pcap}})
       if (!path.empty()) fmt::print("{:<12} {}\n", what, path);
   }
   if (status != kExitOk) return status;
@@ -221,8 +223,9 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--quirk", args->quirks, quirk_help);
   cmd->add_option("--filter", args->filter, "run only cases whose id or area matches a glob");
   cmd->add_flag("--list", args->list, "list the cases (after --filter) and exit");
-  cmd->add_option("--out", args->out_dir,
-                  "directory of the reports when no report path is given (default roceconf-report)");
+  cmd->add_option(
+      "--out", args->out_dir,
+      "directory of the reports when no report path is given (default roceconf-report)");
   cmd->add_option("--junit", args->junit, "write JUnit XML here");
   cmd->add_option("--json", args->json, "write the JSON report here");
   cmd->add_option("--html", args->html, "write the HTML certification report here");
@@ -231,7 +234,8 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--interface", args->interface, "raw target: interface to the device");
   cmd->add_option("--target-mac", args->target_mac, "raw target: the device's MAC");
   cmd->add_option("--target-ip", args->target_ip, "raw target: the device's IPv4 address");
-  cmd->add_option("--tester-mac", args->tester_mac, "raw target: our MAC (default: the interface's)");
+  cmd->add_option("--tester-mac", args->tester_mac,
+                  "raw target: our MAC (default: the interface's)");
   cmd->add_option("--tester-ip", args->tester_ip, "raw target: our IPv4 address");
   cmd->add_option("--service-port", args->service_port,
                   "raw target: rdma_cm port of the device's responder (default 7471)");

@@ -58,8 +58,9 @@ int run_target(const TargetArgs& args) {
     const char* begin = text.data() + (hex ? 2 : 0);
     const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), v, hex ? 16 : 10);
     if (ec != std::errc() || end != text.data() + text.size() || v > 0xFFFF || (v & 0x7FFF) == 0)
-      return error(kExitUsage,
-                   fmt::format("--pkey '{}' is not a valid P_Key (0x0001..0xFFFF, e.g. 0x9234)", text));
+      return error(
+          kExitUsage,
+          fmt::format("--pkey '{}' is not a valid P_Key (0x0001..0xFFFF, e.g. 0x9234)", text));
     options.pkeys.push_back(static_cast<std::uint16_t>(v));
   }
   if (args.listen) {

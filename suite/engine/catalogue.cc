@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-
 namespace roceconf::engine {
 
 bool glob_match(std::string_view g, std::string_view t) {

@@ -19,17 +19,24 @@ struct RemoteRegion {
   std::uint32_t mr_handle = 0;  // control-made regions: the MR handle (for read_mr/write_mr)
 };
 
-enum class ConnState : std::uint8_t { kIdle, kReqSent, kRepReceived, kEstablished, kRejected,
-                                      kDreqSent, kClosed };
+enum class ConnState : std::uint8_t {
+  kIdle,
+  kReqSent,
+  kRepReceived,
+  kEstablished,
+  kRejected,
+  kDreqSent,
+  kClosed
+};
 
 struct Connection {
   std::string name;
   ConnState state = ConnState::kIdle;
 
-  std::uint32_t local_qpn = 0;   // the tester's emulated QP: target responses carry it as DQPN
-  std::uint32_t remote_qpn = 0;  // the target's QP
-  std::uint32_t local_psn0 = 0;  // tester's starting PSN: request PSNs count from here
-  std::uint32_t remote_psn0 = 0; // target's starting PSN (its own requests)
+  std::uint32_t local_qpn = 0;    // the tester's emulated QP: target responses carry it as DQPN
+  std::uint32_t remote_qpn = 0;   // the target's QP
+  std::uint32_t local_psn0 = 0;   // tester's starting PSN: request PSNs count from here
+  std::uint32_t remote_psn0 = 0;  // target's starting PSN (its own requests)
   std::uint16_t pkey = 0xFFFF;
   std::uint32_t pmtu = 1024;  // bytes
   std::uint16_t udp_sport = 0xC000;
@@ -43,12 +50,12 @@ struct Connection {
   std::uint8_t initiator_depth = 0;
 
   std::optional<RemoteRegion> region;
-  bool via_control = false;      // the target QP was made through the control API
-  std::uint32_t target_cq = 0;   // control-made: the target QP's CQ (send and receive)
+  bool via_control = false;     // the target QP was made through the control API
+  std::uint32_t target_cq = 0;  // control-made: the target QP's CQ (send and receive)
   std::uint32_t target_pd = 0;
 
   // Progress
-  std::uint32_t next_psn = 0;            // absolute PSN of the next request sent
+  std::uint32_t next_psn = 0;             // absolute PSN of the next request sent
   std::optional<std::uint32_t> last_msn;  // last MSN seen in an AETH from the target
 };
 

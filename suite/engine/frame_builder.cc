@@ -14,11 +14,11 @@ namespace {
 
 template <typename T>
 std::expected<T, std::string> number(std::string_view key, std::string_view value,
-                                      std::uint64_t max) {
+                                     std::uint64_t max) {
   auto v = parse_uint(value);
   if (!v) return std::unexpected(fmt::format("{}: {}", key, v.error()));
-  if (*v > max) return std::unexpected(fmt::format("{}: {} is out of range (at most {:#x})", key,
-                                                   value, max));
+  if (*v > max)
+    return std::unexpected(fmt::format("{}: {} is out of range (at most {:#x})", key, value, max));
   return static_cast<T>(*v);
 }
 
@@ -69,9 +69,10 @@ std::expected<std::uint8_t, std::string> request_opcode(std::string_view name) {
     if (info.name == want || (info.service == Service::kRc && info.op_name == want))
       return static_cast<std::uint8_t>(op);
   }
-  return std::unexpected(fmt::format("unknown opcode '{}' (write SEND_ONLY, RDMA_WRITE_FIRST, "
-                                     "RDMA_READ_REQUEST, FETCH_ADD, ..., or a number)",
-                                     name));
+  return std::unexpected(
+      fmt::format("unknown opcode '{}' (write SEND_ONLY, RDMA_WRITE_FIRST, "
+                  "RDMA_READ_REQUEST, FETCH_ADD, ..., or a number)",
+                  name));
 }
 
 std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length) {
@@ -113,8 +114,9 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   if (info.headers & hdr::kAeth) p.aeth = Aeth{};
   if (info.headers & hdr::kAtomicAckEth) p.atomicacketh = AtomicAckEth{};
   // Responses (the tester answering the target's requests) count PSNs from the target's start.
-  const bool response = info.valid && (info.kind == OpKind::kAck || info.kind == OpKind::kAtomicAck ||
-                                       info.kind == OpKind::kReadResponse);
+  const bool response =
+      info.valid && (info.kind == OpKind::kAck || info.kind == OpKind::kAtomicAck ||
+                     info.kind == OpKind::kReadResponse);
   const std::uint32_t psn_base = response ? c.remote_psn0 : c.local_psn0;
 
   EncodeOptions eo;
@@ -140,9 +142,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   const auto need = [&](bool present, std::string_view key,
                         std::string_view header) -> std::expected<void, std::string> {
     if (!present)
-      return std::unexpected(
-          fmt::format("{}: {} has no {}", key, info.name.empty() ? "this opcode" : info.name,
-                      header));
+      return std::unexpected(fmt::format("{}: {} has no {}", key,
+                                         info.name.empty() ? "this opcode" : info.name, header));
     return {};
   };
   Bth& bth = *p.bth;
@@ -199,7 +200,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
          auto n = parse_int(v);
          if (!n) return std::unexpected("offset: " + n.error());
          if (!c.region)
-           return std::unexpected(fmt::format("offset: connection {} has no remote region", c.name));
+           return std::unexpected(
+               fmt::format("offset: connection {} has no remote region", c.name));
          const std::uint64_t va = c.region->va + static_cast<std::uint64_t>(*n);
          if (p.reth) p.reth->va = va;
          if (p.atomiceth) p.atomiceth->va = va;
@@ -259,68 +261,83 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
          return set(p.atomiceth->swap_add, UINT64_MAX, "add")(v);
        }},
       {"swap",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.atomiceth.has_value(), "swap", "AtomicETH"); !ok) return ok;
-         return set(p.atomiceth->swap_add, UINT64_MAX, "swap")(v);
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     if (auto ok =
+                                             need(p.atomiceth.has_value(), "swap", "AtomicETH");
+                                         !ok)
+                                       return ok;
+                                     return set(p.atomiceth->swap_add, UINT64_MAX, "swap")(v);
+                                   }},
       {"compare",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.atomiceth.has_value(), "compare", "AtomicETH"); !ok) return ok;
-         return set(p.atomiceth->compare, UINT64_MAX, "compare")(v);
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     if (auto ok =
+                                             need(p.atomiceth.has_value(), "compare", "AtomicETH");
+                                         !ok)
+                                       return ok;
+                                     return set(p.atomiceth->compare, UINT64_MAX, "compare")(v);
+                                   }},
       {"ttl", set(ip.ttl, 0xFF, "ttl")},
       {"dscp", set(ip.dscp, 0x3F, "dscp")},
       {"ecn", set(ip.ecn, 3, "ecn")},
       {"tos",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::uint8_t>("tos", v, 0xFF);
-         if (!n) return std::unexpected(n.error());
-         ip.dscp = *n >> 2;
-         ip.ecn = *n & 3;
-         return {};
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     auto n = number<std::uint8_t>("tos", v, 0xFF);
+                                     if (!n) return std::unexpected(n.error());
+                                     ip.dscp = *n >> 2;
+                                     ip.ecn = *n & 3;
+                                     return {};
+                                   }},
       {"ip.id", set(ip.id, 0xFFFF, "ip.id")},
       {"ip.len",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         eo.fill_lengths = false;
-         return set(ip.total_length, 0xFFFF, "ip.len")(v);
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     eo.fill_lengths = false;
+                                     return set(ip.total_length, 0xFFFF, "ip.len")(v);
+                                   }},
       {"udp.len",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         eo.fill_lengths = false;
-         return set(udp.length, 0xFFFF, "udp.len")(v);
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     eo.fill_lengths = false;
+                                     return set(udp.length, 0xFFFF, "udp.len")(v);
+                                   }},
       {"sport", set(udp.sport, 0xFFFF, "sport")},
       {"udp.dport", set(udp.dport, 0xFFFF, "udp.dport")},
       {"ip.csum",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (v == "bad") {
-           bad_ip_checksum = true;
-           return {};
-         }
-         eo.fill_checksum = false;
-         return set(ip.checksum, 0xFFFF, "ip.csum")(v);
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     if (v == "bad") {
+                                       bad_ip_checksum = true;
+                                       return {};
+                                     }
+                                     eo.fill_checksum = false;
+                                     return set(ip.checksum, 0xFFFF, "ip.csum")(v);
+                                   }},
       {"corrupt",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::size_t>("corrupt", v, 1 << 20);
-         if (!n) return std::unexpected(n.error());
-         corrupt = *n;
-         return {};
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     auto n = number<std::size_t>("corrupt", v, 1 << 20);
+                                     if (!n) return std::unexpected(n.error());
+                                     corrupt = *n;
+                                     return {};
+                                   }},
       {"icrc",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (v == "bad") {
-           icrc = IcrcMode::kBad;
-           return {};
-         }
-         if (v == "good") return {};
-         auto n = number<std::uint32_t>("icrc", v, 0xFFFFFFFF);
-         if (!n) return std::unexpected("icrc: write bad, good or a value");
-         icrc = IcrcMode::kValue;
-         icrc_value = *n;
-         return {};
-       }},
+       [&](std::string_view v) -> std::
+                                   expected<void, std::string> {
+                                     if (v == "bad") {
+                                       icrc = IcrcMode::kBad;
+                                       return {};
+                                     }
+                                     if (v == "good") return {};
+                                     auto n = number<std::uint32_t>("icrc", v, 0xFFFFFFFF);
+                                     if (!n)
+                                       return std::unexpected("icrc: write bad, good or a value");
+                                     icrc = IcrcMode::kValue;
+                                     icrc_value = *n;
+                                     return {};
+                                   }},
   };
   for (const auto& item : a.items()) {
     const auto it = setters.find(item.key);
@@ -350,8 +367,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   if (bad_ip_checksum && out.bytes.size() >= 26) out.bytes[25] ^= 0xFF;
   if (corrupt) {
     if (*corrupt >= out.bytes.size())
-      return std::unexpected(fmt::format("corrupt: byte {} is past the {}-byte frame", *corrupt,
-                                         out.bytes.size()));
+      return std::unexpected(
+          fmt::format("corrupt: byte {} is past the {}-byte frame", *corrupt, out.bytes.size()));
     out.bytes[*corrupt] ^= 0x01;
   }
   if (icrc == IcrcMode::kBad && out.bytes.size() >= 4)
@@ -386,9 +403,12 @@ std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uin
       return {};
     };
     std::expected<void, std::string> ok;
-    if (item.key == "class_version") ok = set8(m.header.class_version);
-    else if (item.key == "base_version") ok = set8(m.header.base_version);
-    else if (item.key == "method") ok = set8(m.header.method);
+    if (item.key == "class_version")
+      ok = set8(m.header.class_version);
+    else if (item.key == "base_version")
+      ok = set8(m.header.base_version);
+    else if (item.key == "method")
+      ok = set8(m.header.method);
     else if (item.key == "qkey") {
       auto n = number<std::uint32_t>("qkey", item.value, 0xFFFFFFFF);
       if (!n) return std::unexpected(n.error());

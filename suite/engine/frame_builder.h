@@ -41,8 +41,9 @@ std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length);
 // dqpn, fecn, becn, resv6, resv7, opcode, len, fill, data (hex), offset or va, rkey, dmalen,
 // udp.dport, ip.csum (bad or a value), corrupt (a frame byte offset flipped after the ICRC),
 // imm, inv_rkey, add, swap, compare, syndrome, msn, orig (responses: ACKNOWLEDGE, READ
-// responses, ATOMIC_ACKNOWLEDGE, whose psn counts from the target's starting PSN), ttl, dscp, ecn, tos, ip.id, ip.len, udp.len, sport,
-// icrc (bad or a value). An unknown key is an error (a typo is never ignored).
+// responses, ATOMIC_ACKNOWLEDGE, whose psn counts from the target's starting PSN), ttl, dscp, ecn,
+// tos, ip.id, ip.len, udp.len, sport, icrc (bad or a value). An unknown key is an error (a typo is
+// never ignored).
 std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
                                                      std::uint8_t opcode, const Assignments& a);
 

@@ -13,9 +13,9 @@ namespace roceconf::engine {
 
 namespace {
 
-constexpr std::string_view kCmKinds[] = {"REQ",  "MRA",      "REJ",      "REP", "RTU",
-                                         "DREQ", "DREP",     "SIDR_REQ", "SIDR_REP",
-                                         "LAP",  "APR",      "ClassPortInfo"};
+constexpr std::string_view kCmKinds[] = {"REQ",      "MRA",  "REJ",  "REP",
+                                         "RTU",      "DREQ", "DREP", "SIDR_REQ",
+                                         "SIDR_REP", "LAP",  "APR",  "ClassPortInfo"};
 
 // Every decoded field as text and, where numeric, as a number.
 class FieldTable final : public FieldSink {
@@ -44,7 +44,9 @@ class FieldTable final : public FieldSink {
   std::map<std::string, Value, std::less<>> fields;
 };
 
-std::string hex24(std::uint32_t v) { return fmt::format("{:#08x}", v); }
+std::string hex24(std::uint32_t v) {
+  return fmt::format("{:#08x}", v);
+}
 
 std::string syndrome_text(std::uint8_t s) {
   return fmt::format("{:#04x} ({})", s, syndrome_name(s));
@@ -52,10 +54,14 @@ std::string syndrome_text(std::uint8_t s) {
 
 std::optional<std::uint8_t> nak_code(std::string_view name) {
   static const std::map<std::string_view, std::uint8_t> kCodes = {
-      {"psn_seq_err", syndrome::kNakPsnSeqError},   {"seq_err", syndrome::kNakPsnSeqError},
-      {"inv_req", syndrome::kNakInvalidRequest},     {"invalid_request", syndrome::kNakInvalidRequest},
-      {"rem_acc_err", syndrome::kNakRemoteAccess},   {"rem_access", syndrome::kNakRemoteAccess},
-      {"rem_op_err", syndrome::kNakRemoteOperational}, {"rem_op", syndrome::kNakRemoteOperational},
+      {"psn_seq_err", syndrome::kNakPsnSeqError},
+      {"seq_err", syndrome::kNakPsnSeqError},
+      {"inv_req", syndrome::kNakInvalidRequest},
+      {"invalid_request", syndrome::kNakInvalidRequest},
+      {"rem_acc_err", syndrome::kNakRemoteAccess},
+      {"rem_access", syndrome::kNakRemoteAccess},
+      {"rem_op_err", syndrome::kNakRemoteOperational},
+      {"rem_op", syndrome::kNakRemoteOperational},
       {"inv_rd_req", syndrome::kNakInvalidRdRequest},
   };
   const auto it = kCodes.find(name);
@@ -81,8 +87,7 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
   std::vector<report::FieldDiff> diffs;
   const auto* bth = p.bth ? &*p.bth : nullptr;
   const std::uint8_t op = bth ? bth->opcode : 0xFF;
-  const std::string actual_op =
-      bth ? std::string(opcode_info(op).name) : std::string("(no BTH)");
+  const std::string actual_op = bth ? std::string(opcode_info(op).name) : std::string("(no BTH)");
   const bool is_ack = bth && op == opcode::kRcAck && p.aeth;
   const std::string cm_msg =
       p.mad && p.mad->cm ? std::string(cm_message_name(*p.mad->cm)) : std::string();
@@ -90,7 +95,7 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
   // The kind.
   const std::string& kind = e.kind;
   if (kind == "ACK" || kind == "NAK" || kind == "RNR") {
-    const AethType want = kind == "ACK" ? AethType::kAck
+    const AethType want = kind == "ACK"   ? AethType::kAck
                           : kind == "RNR" ? AethType::kRnrNak
                                           : AethType::kNak;
     if (!is_ack) {
@@ -100,9 +105,11 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
       diffs.push_back({"aeth.syndrome", kind, syndrome_text(p.aeth->syndrome)});
     }
   } else if (kind == "READ_RESPONSE" || kind == "RDMA_READ_RESPONSE") {
-    if (!bth || !is_read_response(op)) diffs.push_back({"bth.opcode", "RC_RDMA_READ_RESPONSE_*", actual_op});
+    if (!bth || !is_read_response(op))
+      diffs.push_back({"bth.opcode", "RC_RDMA_READ_RESPONSE_*", actual_op});
   } else if (kind == "ATOMIC_ACK" || kind == "ATOMIC_ACKNOWLEDGE") {
-    if (op != opcode::kRcAtomicAck) diffs.push_back({"bth.opcode", "RC_ATOMIC_ACKNOWLEDGE", actual_op});
+    if (op != opcode::kRcAtomicAck)
+      diffs.push_back({"bth.opcode", "RC_ATOMIC_ACKNOWLEDGE", actual_op});
   } else if (is_cm_kind(kind)) {
     if (cm_msg != kind) diffs.push_back({"cm.msg", kind, cm_msg.empty() ? actual_op : cm_msg});
   } else if (kind == "any" || kind == "*") {
@@ -143,17 +150,23 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
       }
       const std::uint8_t s = p.aeth->syndrome;
       if (value == "ack") {
-        if (aeth_type(s) != AethType::kAck) diffs.push_back({"aeth.syndrome", "ACK", syndrome_text(s)});
+        if (aeth_type(s) != AethType::kAck)
+          diffs.push_back({"aeth.syndrome", "ACK", syndrome_text(s)});
       } else if (value == "rnr") {
-        if (aeth_type(s) != AethType::kRnrNak) diffs.push_back({"aeth.syndrome", "RNR NAK", syndrome_text(s)});
+        if (aeth_type(s) != AethType::kRnrNak)
+          diffs.push_back({"aeth.syndrome", "RNR NAK", syndrome_text(s)});
       } else if (auto code = nak_code(value)) {
         if (s != *code) diffs.push_back({"aeth.syndrome", syndrome_text(*code), syndrome_text(s)});
       } else {
         auto n = parse_uint(value);
-        if (!n) return std::unexpected(fmt::format("syndrome: '{}' is not ack, rnr, psn_seq_err, "
-                                                   "inv_req, rem_acc_err, rem_op_err or a number",
-                                                   value));
-        if (s != *n) diffs.push_back({"aeth.syndrome", syndrome_text(static_cast<std::uint8_t>(*n)), syndrome_text(s)});
+        if (!n)
+          return std::unexpected(
+              fmt::format("syndrome: '{}' is not ack, rnr, psn_seq_err, "
+                          "inv_req, rem_acc_err, rem_op_err or a number",
+                          value));
+        if (s != *n)
+          diffs.push_back(
+              {"aeth.syndrome", syndrome_text(static_cast<std::uint8_t>(*n)), syndrome_text(s)});
       }
       continue;
     }
@@ -173,7 +186,8 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
         want = static_cast<std::uint32_t>(*n);
       }
       if (p.aeth->msn != want)
-        diffs.push_back({"aeth.msn", fmt::format("{} ({})", want, value), std::to_string(p.aeth->msn)});
+        diffs.push_back(
+            {"aeth.msn", fmt::format("{} ({})", want, value), std::to_string(p.aeth->msn)});
       continue;
     }
     if (key == "rnr_timer" || key == "credits") {
@@ -212,8 +226,9 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
       if (!std::equal(want.begin(), want.end(), p.payload.begin(), p.payload.end())) {
         std::size_t at = 0;
         while (at < want.size() && at < p.payload.size() && want[at] == p.payload[at]) ++at;
-        diffs.push_back({"payload", fmt::format("{} bytes of {}={}", want.size(), key, value),
-                         fmt::format("{} bytes, first difference at byte {}", p.payload.size(), at)});
+        diffs.push_back(
+            {"payload", fmt::format("{} bytes of {}={}", want.size(), key, value),
+             fmt::format("{} bytes, first difference at byte {}", p.payload.size(), at)});
       }
       continue;
     }
@@ -225,9 +240,15 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
     }
     // Short names for common header fields, then any dotted field of the decoder.
     static const std::map<std::string_view, std::string_view> kAliases = {
-        {"pkey", "bth.pkey"},       {"dqpn", "bth.dqpn"},        {"ackreq", "bth.ackreq"},
-        {"se", "bth.se"},           {"padcount", "bth.padcount"}, {"tver", "bth.tver"},
-        {"orig", "atomicacketh.orig"}, {"reason", "cm.reason"},  {"tid", "mad.tid"},
+        {"pkey", "bth.pkey"},
+        {"dqpn", "bth.dqpn"},
+        {"ackreq", "bth.ackreq"},
+        {"se", "bth.se"},
+        {"padcount", "bth.padcount"},
+        {"tver", "bth.tver"},
+        {"orig", "atomicacketh.orig"},
+        {"reason", "cm.reason"},
+        {"tid", "mad.tid"},
         {"opcode", "bth.opcode"},
     };
     std::string name = key;
@@ -254,8 +275,8 @@ std::string describe_received(const Packet& p, const Connection* c) {
     std::string out(cm_message_name(*p.mad->cm));
     FieldTable t;
     visit_fields(p, t);
-    for (std::string_view k : {"cm.reason", "cm.local_comm_id", "cm.remote_comm_id",
-                               "cm.local_qpn", "cm.starting_psn", "mad.tid"})
+    for (std::string_view k : {"cm.reason", "cm.local_comm_id", "cm.remote_comm_id", "cm.local_qpn",
+                               "cm.starting_psn", "mad.tid"})
       if (const auto it = t.fields.find(k); it != t.fields.end())
         out += fmt::format(" {}={}", k, it->second.text);
     return out;

@@ -28,8 +28,8 @@ std::int64_t unix_now_ns() {
 target::NicConfig reference_nic_config(const target::Quirks& quirks) {
   target::NicConfig config;
   config.device.port.mac = kDevice.mac;
-  config.device.port.pkey_table = target::PkeyTable(target::PkeyTable::kDefaultSize,
-                                                    {target::kDefaultPkey, 0x9234, 0x1234});
+  config.device.port.pkey_table =
+      target::PkeyTable(target::PkeyTable::kDefaultSize, {target::kDefaultPkey, 0x9234, 0x1234});
   config.ipv4 = kDevice.ip;
   config.quirks = quirks;
   return config;
@@ -87,9 +87,13 @@ struct ReferenceTarget::State {
   }
 };
 
-std::expected<void, PortError> PumpedPort::send(Bytes frame) { return state_.pair.a->send(frame); }
+std::expected<void, PortError> PumpedPort::send(Bytes frame) {
+  return state_.pair.a->send(frame);
+}
 
-Clock& PumpedPort::clock() { return *state_.clock; }
+Clock& PumpedPort::clock() {
+  return *state_.clock;
+}
 
 std::expected<std::optional<ReceivedFrame>, PortError> PumpedPort::receive(TimeNs deadline) {
   for (;;) {
@@ -133,18 +137,25 @@ std::string ReferenceTarget::describe() const {
                      options_.virtual_time ? "virtual" : "real", state_->quirks.names());
 }
 
-roceconf::Port& ReferenceTarget::port() { return state_->port; }
-Endpoint ReferenceTarget::tester() const { return kTester; }
-Endpoint ReferenceTarget::device() const { return kDevice; }
+roceconf::Port& ReferenceTarget::port() {
+  return state_->port;
+}
+Endpoint ReferenceTarget::tester() const {
+  return kTester;
+}
+Endpoint ReferenceTarget::device() const {
+  return kDevice;
+}
 
-std::expected<nlohmann::json, std::string> ReferenceTarget::control(
-    const nlohmann::json& request) {
+std::expected<nlohmann::json, std::string> ReferenceTarget::control(const nlohmann::json& request) {
   if (auto r = state_->drain(); !r) return std::unexpected(r.error().message);
   nlohmann::json response = state_->api->handle(request);
   if (auto r = state_->drain(); !r) return std::unexpected(r.error().message);
   return response;
 }
 
-std::expected<void, std::string> ReferenceTarget::reset() { return state_->rebuild(); }
+std::expected<void, std::string> ReferenceTarget::reset() {
+  return state_->rebuild();
+}
 
 }  // namespace roceconf::engine

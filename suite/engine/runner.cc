@@ -48,8 +48,9 @@ TimeNs calibrate_rtt(Target& target, std::string& note) {
     return 0;
   }
   if (samples.empty()) {
-    note = "round trip not measured: the target did not answer ClassPortInfo on QP1; windows use "
-           "the floors";
+    note =
+        "round trip not measured: the target did not answer ClassPortInfo on QP1; windows use "
+        "the floors";
     return 0;
   }
   std::sort(samples.begin(), samples.end());
@@ -71,8 +72,8 @@ report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& ti
   r.needs = def.needs;
   r.source = def.source;
   const auto wall_start = std::chrono::system_clock::now();
-  r.start_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        wall_start.time_since_epoch()).count();
+  r.start_unix_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(wall_start.time_since_epoch()).count();
   if (auto reset = target.reset(); !reset) {
     r.verdict = report::Verdict::kError;
     r.reason = "target reset failed: " + reset.error();

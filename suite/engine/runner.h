@@ -17,9 +17,9 @@
 namespace roceconf::engine {
 
 struct RunOptions {
-  Timing timing;             // floors; the RTT is measured unless rtt_given
+  Timing timing;  // floors; the RTT is measured unless rtt_given
   bool rtt_given = false;
-  std::uint64_t seed = 1;    // varies QPNs, PSNs and comm IDs between runs
+  std::uint64_t seed = 1;  // varies QPNs, PSNs and comm IDs between runs
   const std::atomic<bool>* interrupted = nullptr;
   std::function<void(const CaseDef&, std::size_t index, std::size_t total)> on_start;
   std::function<void(const report::CaseResult&, std::size_t index, std::size_t total)> on_done;

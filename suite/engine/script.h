@@ -20,12 +20,12 @@ namespace roceconf::engine {
 
 struct Statement {
   int line = 0;
-  std::string text;                 // the line as written, without its comment
-  std::optional<Duration> at;       // +T: wait this long before the step
-  std::optional<Duration> window;   // +T...W: the step's window
-  std::vector<std::string> words;   // words before the first key=value
-  Assignments fields;               // key=value pairs
-  std::vector<std::string> flags;   // bare words after the fields ("eventually")
+  std::string text;                // the line as written, without its comment
+  std::optional<Duration> at;      // +T: wait this long before the step
+  std::optional<Duration> window;  // +T...W: the step's window
+  std::vector<std::string> words;  // words before the first key=value
+  Assignments fields;              // key=value pairs
+  std::vector<std::string> flags;  // bare words after the fields ("eventually")
 };
 
 struct Script {

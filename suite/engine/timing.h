@@ -13,7 +13,7 @@ namespace roceconf::engine {
 inline constexpr TimeNs kMillisecond = 1'000'000;
 
 struct Timing {
-  TimeNs rtt = 0;                          // measured round trip
+  TimeNs rtt = 0;                            // measured round trip
   TimeNs expect_floor = 200 * kMillisecond;  // an expected packet may take this long
   TimeNs silence_floor = 20 * kMillisecond;  // shortest "expect nothing" window
   double silence_rtts = 4;

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cstdint>
 #include <exception>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -13,9 +15,28 @@
 
 #include <fmt/format.h>
 
+#include "dissector/mad/rdma_cm.h"
 #include "suite/target/address_text.h"
+#include "suite/target/cm_agent.h"
 
 namespace roceconf::target {
+
+// One QP's connection as cm_connect started it, from the agent's connect callbacks.
+struct CmStatusEntry {
+  std::string state = "connecting";  // connecting, established, rejected, timed_out,
+                                     // disconnecting, disconnected
+  std::optional<std::uint16_t> reason;  // REJ reason (rejected)
+  std::optional<std::uint32_t> comm_id;
+  std::optional<std::uint32_t> remote_qpn;  // from the REP (established)
+  std::uint64_t generation = 0;             // which cm_connect the entry belongs to
+};
+
+struct CmStatusTable {
+  std::map<std::uint32_t, CmStatusEntry> by_qp;
+  std::uint64_t generation = 0;
+  std::uint64_t draws = 0;  // default starting PSNs and agent seeds drawn so far
+};
+
 namespace {
 
 using json = nlohmann::json;
@@ -480,9 +501,31 @@ json cqe_json(const Cqe& c) {
 constexpr std::uint64_t kMaxReadBytes = 1u << 20;
 constexpr std::uint64_t kMaxPoll = 4096;
 
+// A value for the control API's own choices (default starting PSNs, agent seeds): derived from
+// the node GUID and a counter, so two runs of the same requests repeat exactly.
+std::uint64_t draw(const Device& dev, CmStatusTable& table) {
+  std::uint64_t z = dev.attr().node_guid + 0x9E3779B97F4A7C15ull * ++table.draws;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Applies `change` to the QP's status when it still belongs to cm_connect number `generation`
+// (a later cm_connect or destroy_qp of the QP makes older callbacks stale).
+template <typename F>
+void update_status(const std::weak_ptr<CmStatusTable>& weak, std::uint32_t qp_num,
+                   std::uint64_t generation, F&& change) {
+  const auto table = weak.lock();
+  if (!table) return;
+  const auto it = table->by_qp.find(qp_num);
+  if (it == table->by_qp.end() || it->second.generation != generation) return;
+  change(it->second);
+}
+
 class Ops {
  public:
-  explicit Ops(Nic& nic) : nic_(nic), dev_(nic.device()) {}
+  Ops(Nic& nic, std::shared_ptr<CmStatusTable> cm_status)
+      : nic_(nic), dev_(nic.device()), cm_status_(std::move(cm_status)) {}
 
   json hello(const Fields& f) {
     f.only({});
@@ -639,7 +682,9 @@ class Ops {
   }
   json destroy_qp(const Fields& f) {
     f.only({"qp_num"});
-    check(nic_.destroy_qp(f.u32("qp_num")));
+    const std::uint32_t qpn = f.u32("qp_num");
+    check(nic_.destroy_qp(qpn));
+    cm_status_->by_qp.erase(qpn);  // its callbacks, if any still come, are stale now
     return json::object();
   }
 
@@ -663,6 +708,124 @@ class Ops {
       wrs.push_back(parse_recv_wr(list[i], fmt::format("{}[{}]", f.path("wrs"), i)));
     posted(nic_.post_recv(qpn, wrs));
     return {{"posted", wrs.size()}};
+  }
+
+  // The CM agent's active side (CmAgent::connect): a REQ for an RC or UC QP in RESET or INIT.
+  // The connect callbacks keep the QP's status for cm_status.
+  json cm_connect(const Fields& f) {
+    f.only({"qp_num", "service_id", "port", "dgid", "dmac", "path_mtu", "starting_psn", "pkey",
+            "responder_resources", "initiator_depth", "retry_count", "rnr_retry_count",
+            "private_data", "cm_response_timeout", "max_cm_retries", "packet_lifetime"});
+    ConnectParams p;
+    p.qp_num = f.u32("qp_num");
+    if (f.has("service_id") == f.has("port"))
+      fail("cm_connect: give 'service_id', or 'port' (an rdma_cm TCP port), not both");
+    p.service_id =
+        f.has("port")
+            ? rdma_cm_service_id(rdma_cm_ps::kTcp, static_cast<std::uint16_t>(f.u("port", 0xFFFF)))
+            : f.u("service_id", UINT64_MAX);
+    json av = json::object();
+    av["dgid"] = f.at("dgid");
+    av["dmac"] = f.at("dmac");
+    p.peer = parse_av(av, f.where());
+    p.path_mtu = f.has("path_mtu") ? parse_path_mtu(f, "path_mtu") : PathMtu::k1024;
+    p.starting_psn = static_cast<std::uint32_t>(
+        f.has("starting_psn") ? f.u("starting_psn", 0xFFFFFF) : draw(dev_, *cm_status_) & 0xFFFFFF);
+    p.pkey = static_cast<std::uint16_t>(f.u("pkey", 0xFFFF, 0xFFFF));
+    p.responder_resources =
+        static_cast<std::uint8_t>(f.u("responder_resources", UINT8_MAX, p.responder_resources));
+    p.initiator_depth =
+        static_cast<std::uint8_t>(f.u("initiator_depth", UINT8_MAX, p.initiator_depth));
+    p.retry_count = static_cast<std::uint8_t>(f.u("retry_count", 7, p.retry_count));
+    p.rnr_retry_count = static_cast<std::uint8_t>(f.u("rnr_retry_count", 7, p.rnr_retry_count));
+    if (f.has("private_data")) p.private_data = f.hex("private_data");
+    if (!dev_.qp(p.qp_num))
+      throw VerbsFailure{{VerbsStatus::kNoEnt, fmt::format("cm_connect: no QP {}", p.qp_num)}, {}};
+
+    // The REQ's timers, for this connection only: the agent takes them from its configuration
+    // when it connects, so the configuration is set around the call and put back after it.
+    CmAgent& cm = nic_.cm();
+    const CmAgentConfig saved = cm.config();
+    const bool timing =
+        f.has("cm_response_timeout") || f.has("max_cm_retries") || f.has("packet_lifetime");
+    if (timing) {
+      CmAgentConfig t = saved;
+      t.cm_response_timeout =
+          static_cast<std::uint8_t>(f.u("cm_response_timeout", 31, t.cm_response_timeout));
+      t.max_cm_retries = static_cast<std::uint8_t>(f.u("max_cm_retries", 15, t.max_cm_retries));
+      t.packet_lifetime =
+          static_cast<std::uint8_t>(f.u("packet_lifetime", 31, t.packet_lifetime));
+      // configure() restarts the ID sequences from the seed: a fresh one keeps them new.
+      t.seed = draw(dev_, *cm_status_) | 1;
+      cm.configure(t);
+    }
+
+    const std::uint32_t qpn = p.qp_num;
+    const std::uint64_t generation = ++cm_status_->generation;
+    std::optional<CmStatusEntry> previous;
+    if (const auto it = cm_status_->by_qp.find(qpn); it != cm_status_->by_qp.end())
+      previous = it->second;
+    cm_status_->by_qp[qpn] = CmStatusEntry{.generation = generation};
+    const std::weak_ptr<CmStatusTable> weak = cm_status_;
+    ConnectCallbacks cb;
+    cb.established = [weak, qpn, generation](std::uint32_t, const CmRep& rep) {
+      update_status(weak, qpn, generation, [&](CmStatusEntry& e) {
+        e.state = "established";
+        e.remote_qpn = rep.local_qpn;
+      });
+    };
+    cb.rejected = [weak, qpn, generation](std::uint16_t reason) {
+      update_status(weak, qpn, generation, [&](CmStatusEntry& e) {
+        e.state = "rejected";
+        e.reason = reason;
+      });
+    };
+    cb.timed_out = [weak, qpn, generation] {
+      update_status(weak, qpn, generation, [](CmStatusEntry& e) { e.state = "timed_out"; });
+    };
+    cb.disconnected = [weak, qpn, generation](std::uint32_t) {
+      update_status(weak, qpn, generation, [](CmStatusEntry& e) { e.state = "disconnected"; });
+    };
+    const auto id = cm.connect(p, std::move(cb));
+    if (timing) {
+      CmAgentConfig restored = saved;
+      restored.seed = draw(dev_, *cm_status_) | 1;
+      cm.configure(restored);
+    }
+    if (!id) {
+      if (previous) cm_status_->by_qp[qpn] = *previous;
+      else cm_status_->by_qp.erase(qpn);
+      throw VerbsFailure{{VerbsStatus::kInval, "cm_" + id.error()}, {}};
+    }
+    cm_status_->by_qp[qpn].comm_id = *id;
+    return {{"comm_id", *id}, {"service_id", fmt::format("{:#018x}", p.service_id)},
+            {"starting_psn", p.starting_psn}};
+  }
+
+  json cm_status(const Fields& f) {
+    f.only({"qp_num"});
+    const CmStatusEntry& e = status_of("cm_status", f.u32("qp_num"));
+    json out = {{"state", e.state}};
+    if (e.reason) out["reason"] = *e.reason;
+    if (e.comm_id) {
+      out["comm_id"] = *e.comm_id;
+      if (const auto info = nic_.cm().connection(*e.comm_id))
+        out["cm_state"] = cm_state_name(info->state);
+    }
+    if (e.remote_qpn) out["remote_qpn"] = *e.remote_qpn;
+    return out;
+  }
+
+  // DREQ for a connection cm_connect made, once established (CmAgent::disconnect).
+  json cm_disconnect(const Fields& f) {
+    f.only({"qp_num"});
+    CmStatusEntry& e = status_of("cm_disconnect", f.u32("qp_num"));
+    if (!e.comm_id)
+      throw VerbsFailure{{VerbsStatus::kInval, "cm_disconnect: the connect has no ID"}, {}};
+    if (const auto r = nic_.cm().disconnect(*e.comm_id); !r)
+      throw VerbsFailure{{VerbsStatus::kInval, "cm_" + r.error()}, {}};
+    e.state = "disconnecting";
+    return json::object();
   }
 
   json counters(const Fields& f) {
@@ -739,8 +902,17 @@ class Ops {
     if (!result) throw VerbsFailure{std::move(result.error().error), result.error().bad_wr};
   }
 
+  CmStatusEntry& status_of(std::string_view op, std::uint32_t qpn) {
+    const auto it = cm_status_->by_qp.find(qpn);
+    if (it == cm_status_->by_qp.end())
+      throw VerbsFailure{
+          {VerbsStatus::kNoEnt, fmt::format("{}: no cm_connect for QP {}", op, qpn)}, {}};
+    return it->second;
+  }
+
   Nic& nic_;
   Device& dev_;
+  std::shared_ptr<CmStatusTable> cm_status_;
 };
 
 using Handler = json (Ops::*)(const Fields&);
@@ -770,9 +942,16 @@ constexpr auto kOps = std::to_array<OpEntry>({
     {"counters", &Ops::counters},
     {"async_events", &Ops::async_events},
     {"quirks", &Ops::quirks},
+    {"cm_connect", &Ops::cm_connect},
+    {"cm_status", &Ops::cm_status},
+    {"cm_disconnect", &Ops::cm_disconnect},
 });
 
 }  // namespace
+
+ControlApi::ControlApi(Nic& nic) : nic_(nic), cm_status_(std::make_shared<CmStatusTable>()) {}
+
+ControlApi::~ControlApi() = default;
 
 std::span<const std::string_view> ControlApi::ops() {
   static const auto names = [] {
@@ -806,7 +985,7 @@ json ControlApi::handle(const json& request) {
         known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
       fail("unknown op '{}' (known: {})", op, known);
     }
-    Ops ops(nic_);
+    Ops ops(nic_, cm_status_);
     json result = (ops.*(entry->handler))(Fields(request, op, true));
     response["ok"] = true;
     response.update(result);

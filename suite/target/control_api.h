@@ -1,7 +1,8 @@
 // The control API of the reference target: the capability a DUT agent gives a tester (issue 3,
 // "control API"), as JSON. Create and destroy PDs, MRs, CQs and QPs, modify and query QPs, post
 // sends (several WRs under one doorbell) and receives, poll CQs, fill and check memory, read
-// counters and asynchronous events. One request object in, one response object out:
+// counters and asynchronous events, and drive the CM agent's active side (cm_connect, cm_status,
+// cm_disconnect). One request object in, one response object out:
 //
 //   {"id": 7, "op": "create_cq", "depth": 16}     ->  {"id": 7, "ok": true, "cq": 1}
 //   {"id": 8, "op": "destroy_cq", "cq": 9}        ->  {"id": 8, "ok": false, "errno": "ENOENT",
@@ -14,6 +15,7 @@
 // also carries "errno". No request can make handle() throw.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,12 +26,18 @@
 
 namespace roceconf::target {
 
+// What cm_connect started, per QP (control_api.cc): the state the connect callbacks report.
+struct CmStatusTable;
+
 class ControlApi {
  public:
   // Version of the request/response format, reported by hello.
   static constexpr int kProtocolVersion = 1;
 
-  explicit ControlApi(Nic& nic) : nic_(nic) {}
+  explicit ControlApi(Nic& nic);
+  ~ControlApi();
+  ControlApi(const ControlApi&) = delete;
+  ControlApi& operator=(const ControlApi&) = delete;
 
   nlohmann::json handle(const nlohmann::json& request);
   // One JSON-lines exchange: parses `line` (malformed JSON gets an error response with a null
@@ -41,6 +49,9 @@ class ControlApi {
 
  private:
   Nic& nic_;
+  // Shared with the connect callbacks the CM agent keeps (they hold it weakly): a callback that
+  // fires after the API is gone changes nothing.
+  std::shared_ptr<CmStatusTable> cm_status_;
 };
 
 // A response serialised on one line; invalid UTF-8 in strings is replaced, never thrown on.

@@ -58,7 +58,9 @@ std::expected<std::unique_ptr<Daemon>, DaemonError> Daemon::open(const DaemonOpt
   config.udp_port = options.udp_port;
   config.quirks = options.quirks;
   for (std::size_t i = 0; i < options.pkeys.size(); ++i)
-    if (auto set = config.device.port.pkey_table.set(static_cast<std::uint32_t>(i + 1), options.pkeys[i]); !set)
+    if (auto set =
+            config.device.port.pkey_table.set(static_cast<std::uint32_t>(i + 1), options.pkeys[i]);
+        !set)
       return std::unexpected(DaemonError{true, "--pkey: the P_Key table has 16 entries"});
   Daemon* self = d.get();
   d->nic_ = std::make_unique<Nic>(

@@ -26,7 +26,7 @@ struct DaemonOptions {
   Ipv4Address ipv4{};
   std::uint16_t udp_port = Udp::kRocePort;
   Quirks quirks;
-  std::vector<std::uint16_t> pkeys;  // P_Key table entries after the default 0xFFFF
+  std::vector<std::uint16_t> pkeys;             // P_Key table entries after the default 0xFFFF
   std::optional<ResponderAppConfig> responder;  // --listen
   std::string control_path;                     // empty: default_control_path()
 };

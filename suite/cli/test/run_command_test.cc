@@ -60,8 +60,8 @@ TEST(RunCommand, UserErrorsAreOneLineAndExitTwo) {
       {"run", "--filter", "nothing/matches/this"},
       {"run", "--target", "raw"},  // no profile, no interface
       {"run", "--target", "raw", "--profile", dir.file("missing.profile")},
-      {"run", "--target", "raw", "--interface", "lo", "--target-ip", "192.0.2.2",
-       "--target-mac", "ff:ff:ff:ff:ff:ff", "--tester-ip", "192.0.2.1"},  // broadcast target
+      {"run", "--target", "raw", "--interface", "lo", "--target-ip", "192.0.2.2", "--target-mac",
+       "ff:ff:ff:ff:ff:ff", "--tester-ip", "192.0.2.1"},  // broadcast target
       {"run", "--target", "warp"},
   };
   for (const auto& args : bad) {

@@ -60,8 +60,8 @@ TEST(FrameBuilder, DeliberatelyWrongFieldsStayWrong) {
 
 TEST(FrameBuilder, RethFromTheRegionAndReadSpan) {
   Connection c = connection();
-  auto f = build_request(addresses(), c, opcode::kRcReadRequest,
-                         {{"offset", "64"}, {"len", "2500"}});
+  auto f =
+      build_request(addresses(), c, opcode::kRcReadRequest, {{"offset", "64"}, {"len", "2500"}});
   ASSERT_TRUE(f);
   EXPECT_EQ(f->psn_span, 3u);  // ceil(2500 / 1024)
   const Packet p = decode(f->bytes);

@@ -6,8 +6,8 @@
 #include <deque>
 #include <random>
 
-#include "cases/builtin.h"
 #include "capture/port/clock.h"
+#include "cases/builtin.h"
 #include "dissector/analysis/psn.h"
 #include "suite/engine/frame_builder.h"
 #include "suite/engine/runner.h"
@@ -24,7 +24,8 @@ constexpr Endpoint kDevice{{2, 0, 0, 0, 0, 1}, {192, 0, 2, 2}};
 // endless but windows still end.
 class HostilePort final : public Port {
  public:
-  explicit HostilePort(Mode mode) : mode_(mode), clock_(1'700'000'000'000'000'000, VirtualClock::Mode::kManual) {}
+  explicit HostilePort(Mode mode)
+      : mode_(mode), clock_(1'700'000'000'000'000'000, VirtualClock::Mode::kManual) {}
 
   std::expected<void, PortError> send(Bytes frame) override {
     if (mode_ != Mode::kWrong) return {};

@@ -45,9 +45,9 @@ TEST(Script, ErrorsNameFileAndLine) {
   auto s = parse_script("cases/a/b.rcase", "clause: x\nlevel: MUST\n+5parsecs send c X\n");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().find("cases/a/b.rcase:3"), std::string::npos) << s.error();
-  EXPECT_FALSE(parse_script("f", "level: MUST\nconnect c\n"));            // no clause
+  EXPECT_FALSE(parse_script("f", "level: MUST\nconnect c\n"));              // no clause
   EXPECT_FALSE(parse_script("f", "clause: x\nlevel: OFTEN\nconnect c\n"));  // bad level
-  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\n"));             // no steps
+  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\n"));              // no steps
 }
 
 TEST(Script, BrokenScriptBecomesAnErroringCase) {
