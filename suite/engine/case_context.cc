@@ -24,7 +24,50 @@ std::string mac_text(const MacAddress& m) {
                      m[5]);
 }
 
-std::string ip_text(const Ipv4Address& a) { return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]); }
+std::string ip_text(const Ipv4Address& a) {
+  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+}
+
+// The REP's own fields (the tester answering the target's REQ); false for a key that is not one
+// (the comm IDs are set_cm_field's).
+bool set_rep_field(CmRep& r, const Assignment& item) {
+  const auto number = [&](std::uint64_t max) {
+    auto n = parse_uint(item.value);
+    if (!n || *n > max)
+      throw CaseStop(report::Verdict::kError, fmt::format("{}: '{}' is not a number up to {:#x}",
+                                                          item.key, item.value, max));
+    return *n;
+  };
+  const std::string& k = item.key;
+  if (k == "local_qpn")
+    r.local_qpn = static_cast<std::uint32_t>(number(0xFFFFFF));
+  else if (k == "starting_psn")
+    r.starting_psn = static_cast<std::uint32_t>(number(0xFFFFFF));
+  else if (k == "local_qkey")
+    r.local_qkey = static_cast<std::uint32_t>(number(0xFFFFFFFF));
+  else if (k == "responder_resources")
+    r.responder_resources = static_cast<std::uint8_t>(number(0xFF));
+  else if (k == "initiator_depth")
+    r.initiator_depth = static_cast<std::uint8_t>(number(0xFF));
+  else if (k == "target_ack_delay")
+    r.target_ack_delay = static_cast<std::uint8_t>(number(31));
+  else if (k == "failover_accepted")
+    r.failover_accepted = static_cast<std::uint8_t>(number(3));
+  else if (k == "end_to_end_flow_control")
+    r.end_to_end_flow_control = number(1) != 0;
+  else if (k == "rnr_retry_count")
+    r.rnr_retry_count = static_cast<std::uint8_t>(number(7));
+  else if (k == "srq")
+    r.srq = number(1) != 0;
+  else if (k == "local_ca_guid")
+    r.local_ca_guid = number(UINT64_MAX);
+  else
+    return false;
+  return true;
+}
+
+// The tester's CA GUID in the REQs and REPs it sends.
+constexpr std::uint64_t kTesterCaGuid = 0x0200'00FF'FE00'0002ULL;
 
 bool is_mad_header_key(std::string_view key) {
   return key == "tid" || key == "class_version" || key == "base_version" || key == "method" ||
@@ -69,7 +112,8 @@ void CaseContext::require(std::string_view capability) {
     const auto& pkeys = hello_["port"]["pkeys"];
     bool limited = false, full = false;
     for (const auto& k : pkeys) {
-      const auto v = k.is_number() ? k.get<std::uint64_t>() : parse_uint(k.get<std::string>()).value_or(0);
+      const auto v =
+          k.is_number() ? k.get<std::uint64_t>() : parse_uint(k.get<std::string>()).value_or(0);
       if (v == 0x1234) limited = true;
       if (v == 0x9234) full = true;
     }
@@ -124,7 +168,7 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
     r.local_comm_id = c.local_comm_id;
     r.service_id = c.service_id != 0 ? c.service_id
                                      : rdma_cm_service_id(rdma_cm_ps::kTcp, target_.service_port());
-    r.local_ca_guid = 0x0200'00FF'FE00'0002ULL;
+    r.local_ca_guid = kTesterCaGuid;
     r.local_qpn = c.local_qpn;
     r.starting_psn = c.remote_psn0;  // the target sends from it; the REP says where we do
     r.responder_resources = 4;
@@ -138,6 +182,19 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
     r.private_data = req_private;
     msg = r;
     c.req_tid = next_tid_++;
+    tid = c.req_tid;
+  } else if (message == "REP") {
+    // The tester as the passive side answers the target's REQ (accept).
+    CmRep r;
+    r.local_comm_id = c.local_comm_id;
+    r.remote_comm_id = c.remote_comm_id;
+    r.local_qpn = c.local_qpn;
+    r.starting_psn = c.remote_psn0;  // the target sends from it; the REQ said where we do
+    r.responder_resources = c.responder_resources;
+    r.initiator_depth = c.initiator_depth;
+    r.rnr_retry_count = 7;
+    r.local_ca_guid = kTesterCaGuid;
+    msg = r;
     tid = c.req_tid;
   } else if (message == "RTU") {
     msg = CmRtu{c.local_comm_id, c.remote_comm_id, {}};
@@ -156,14 +213,15 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
     CmMra m;
     m.local_comm_id = c.local_comm_id;
     m.remote_comm_id = c.remote_comm_id;
-    m.message_mraed = cm_msg_kind::kRep;
+    // The passive side (accept) asks for time to answer the REQ, the active side the REP.
+    m.message_mraed = passive(c) ? cm_msg_kind::kReq : cm_msg_kind::kRep;
     msg = m;
     tid = c.req_tid;
   } else if (message == "REJ") {
     CmRej r;
     r.local_comm_id = c.local_comm_id;
     r.remote_comm_id = c.remote_comm_id;
-    r.message_rejected = cm_msg_kind::kRep;
+    r.message_rejected = passive(c) ? cm_msg_kind::kReq : cm_msg_kind::kRep;
     msg = r;
     tid = c.req_tid;
   } else if (message == "ClassPortInfo") {
@@ -171,8 +229,8 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
     tid = next_tid_++;
     header.set("method", "1");
   } else {
-    error(fmt::format("unknown CM message '{}' (REQ, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo)",
-                      message));
+    error(fmt::format(
+        "unknown CM message '{}' (REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo)", message));
   }
   std::uint16_t pkey = c.pkey;
   for (const auto& item : a.items()) {
@@ -187,6 +245,7 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
       pkey = static_cast<std::uint16_t>(*n);
     } else if (is_mad_header_key(item.key)) {
       header.set(item.key, item.value);
+    } else if (auto* r = std::get_if<CmRep>(&msg); r && set_rep_field(*r, item)) {
     } else if (auto ok = set_cm_field(msg, item.key, item.value); !ok) {
       error(ok.error());
     }
@@ -200,11 +259,24 @@ void CaseContext::cm_send(Connection& c, std::string_view message, const Assignm
     c.pkey = r->pkey;
     c.state = ConnState::kReqSent;
   }
+  if (const auto* r = std::get_if<CmRep>(&msg)) {
+    c.local_comm_id = r->local_comm_id;
+    c.local_qpn = r->local_qpn;
+    c.remote_psn0 = r->starting_psn & psn::kMask;
+    c.responder_resources = r->responder_resources;
+    c.initiator_depth = r->initiator_depth;
+    if (Passive* p = passive(c)) p->rep_sent = true;
+  }
+  if (std::holds_alternative<CmRej>(msg)) {
+    if (Passive* p = passive(c)) {
+      p->rej_sent = true;
+      c.state = ConnState::kRejected;
+    }
+  }
   if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
   auto frame = build_mad(addresses(), pkey, msg, tid, header);
   if (!frame) error(frame.error());
-  transmit(std::move(frame->bytes),
-           fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
+  transmit(std::move(frame->bytes), fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
 }
 
 void CaseContext::connect(Connection& c, const Assignments& a) {
@@ -225,8 +297,9 @@ void CaseContext::connect(Connection& c, const Assignments& a) {
       if (!n || *n > 0xFFFF) error("pkey: not a P_Key");
       c.pkey = static_cast<std::uint16_t>(*n);
     } else if (item.key == "psn") {
-      error("psn: with CM the target chooses the PSN the tester sends from (REP Starting PSN); "
-            "use target_psn= for the REQ's, or open (control) to choose both");
+      error(
+          "psn: with CM the target chooses the PSN the tester sends from (REP Starting PSN); "
+          "use target_psn= for the REQ's, or open (control) to choose both");
     } else if (item.key == "target_psn") {
       auto n = parse_uint(item.value);
       if (!n || *n > psn::kMask) error("target_psn: not a 24-bit PSN");
@@ -258,10 +331,12 @@ void CaseContext::after_match(Connection* c, const Packet& p) {
     c->initiator_depth = rep->initiator_depth;
     c->state = ConnState::kRepReceived;
     if (p.mad->header.tid != c->req_tid)
-      note(fmt::format("REP TID {:#x} differs from the REQ's {:#x}", p.mad->header.tid, c->req_tid));
+      note(
+          fmt::format("REP TID {:#x} differs from the REQ's {:#x}", p.mad->header.tid, c->req_tid));
     if (auto rcnf = target::RcnfPrivateData::decode(rep->private_data)) {
-      c->region = RemoteRegion{rcnf->region_va, rcnf->rkey, rcnf->region_length,
-                               rcnf->recv_depth, rcnf->recv_buffer_size, 0};
+      c->region =
+          RemoteRegion{rcnf->region_va,        rcnf->rkey, rcnf->region_length, rcnf->recv_depth,
+                       rcnf->recv_buffer_size, 0};
     } else {
       note("REP private data has no RCNF block (" + rcnf.error() + "): no remote region");
     }
@@ -277,6 +352,244 @@ void CaseContext::disconnect(Connection& c) {
   expect(&c, {"DREP", {}}, timing_.expect_window(), true);
 }
 
+CaseContext::Passive* CaseContext::passive(const Connection& c) {
+  const auto it = passive_.find(c.name);
+  return it == passive_.end() ? nullptr : &it->second;
+}
+
+void CaseContext::accept(Connection& c, const Assignments& a) {
+  require("control");
+  if (passive(c)) error(fmt::format("connection '{}' was accepted already", c.name));
+  std::uint32_t recv = 16, recv_len = 4096, region = 64 * 1024;
+  bool rep = true;
+  std::optional<std::uint32_t> psn;
+  std::optional<std::uint16_t> pkey;
+  // A TCP port of its own per case: a REQ a target still retries from an earlier case is not
+  // taken for this one.
+  std::uint64_t service_id =
+      rdma_cm_service_id(rdma_cm_ps::kTcp, static_cast<std::uint16_t>(4000 + random_() % 1000));
+  nlohmann::json connect_fields = nlohmann::json::object();
+  Assignments req_fields, rep_fields;
+  for (const auto& item : a.items()) {
+    const auto num = [&](std::uint64_t max) {
+      auto n = parse_uint(item.value);
+      if (!n || *n > max)
+        error(fmt::format("{}: '{}' is not a number up to {:#x}", item.key, item.value, max));
+      return *n;
+    };
+    if (item.key == "rep") {
+      rep = item.value != "0" && item.value != "no" && item.value != "false";
+    } else if (item.key == "pmtu") {
+      c.pmtu = static_cast<std::uint32_t>(num(4096));
+      if (mtu_enum(c.pmtu) == 0) error("pmtu: not 256, 512, 1024, 2048 or 4096");
+      if (c.pmtu > target_.capabilities().max_pmtu)
+        skip(fmt::format("needs a path MTU of {}; the link to the target carries {}", c.pmtu,
+                         target_.capabilities().max_pmtu));
+    } else if (item.key == "pkey") {
+      pkey = static_cast<std::uint16_t>(num(0xFFFF));
+    } else if (item.key == "psn") {
+      psn = static_cast<std::uint32_t>(num(psn::kMask));
+    } else if (item.key == "target_psn") {
+      c.remote_psn0 = static_cast<std::uint32_t>(num(psn::kMask));
+    } else if (item.key == "service_id") {
+      service_id = num(UINT64_MAX);
+    } else if (item.key == "port") {
+      service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, static_cast<std::uint16_t>(num(0xFFFF)));
+    } else if (item.key == "recv") {
+      recv = static_cast<std::uint32_t>(num(0xFFFF));
+    } else if (item.key == "recv_len") {
+      recv_len = static_cast<std::uint32_t>(num(0xFFFFFFFF));
+    } else if (item.key == "region") {
+      region = static_cast<std::uint32_t>(num(0xFFFFFFFF));
+    } else if (item.key.starts_with("connect.")) {
+      const std::string field = item.key.substr(8);
+      if (auto n = parse_uint(item.value))
+        connect_fields[field] = *n;
+      else
+        connect_fields[field] = item.value;
+    } else if (item.key.starts_with("req.")) {
+      req_fields.set(item.key.substr(4), item.value);
+    } else {
+      rep_fields.set(item.key, item.value);
+    }
+  }
+
+  // The target's QP, as open() makes it, in INIT (as rdma_create_qp leaves it) so receives can be
+  // posted before the connect.
+  if (hello_.is_null()) hello_ = control_ok({{"op", "hello"}});
+  if (const auto ops = hello_.find("ops"); ops != hello_.end() && ops->is_array()) {
+    for (const char* op : {"cm_connect", "cm_status"})
+      if (std::find(ops->begin(), ops->end(), op) == ops->end())
+        skip(fmt::format("needs the control API's {} (the target's CM active side)", op));
+  }
+  std::uint32_t pkey_index = 0;
+  if (pkey) {
+    const auto& pkeys = hello_["port"]["pkeys"];
+    std::optional<std::uint32_t> found;
+    for (std::uint32_t i = 0; i < pkeys.size() && !found; ++i) {
+      const auto& k = pkeys[i];
+      const auto v =
+          k.is_number() ? k.get<std::uint64_t>() : parse_uint(k.get<std::string>()).value_or(0);
+      if (v == *pkey) found = i;
+    }
+    if (!found) skip(fmt::format("needs P_Key {:#06x} in the target's P_Key table", *pkey));
+    pkey_index = *found;
+    c.pkey = *pkey;
+  }
+  const std::uint32_t pd = control_ok({{"op", "alloc_pd"}})["pd"];
+  const std::uint32_t cq = control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"];
+  const nlohmann::json qp = control_ok(
+      {{"op", "create_qp"},
+       {"qp_type", "RC"},
+       {"pd", pd},
+       {"send_cq", cq},
+       {"recv_cq", cq},
+       {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(recv, 64)}}}});
+  c.remote_qpn = qp["qp_num"];
+  c.target_cq = cq;
+  c.target_pd = pd;
+  c.via_control = true;
+  c.local_comm_id = 0;  // the tester's comes with the REP
+  passive_[c.name].service_id = service_id;
+  const nlohmann::json mr =
+      control_ok({{"op", "reg_mr"},
+                  {"pd", pd},
+                  {"length", region},
+                  {"access", {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"}}});
+  c.region = RemoteRegion{
+      mr["addr"].get<std::uint64_t>(),  mr["rkey"].get<std::uint32_t>(), region, recv, recv_len,
+      mr["handle"].get<std::uint32_t>()};
+  control_ok({{"op", "modify_qp"},
+              {"qp_num", c.remote_qpn},
+              {"attr",
+               {{"qp_state", "INIT"},
+                {"pkey_index", pkey_index},
+                {"port_num", 1},
+                {"qp_access_flags", {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"}}}}});
+  if (recv > 0) {
+    const nlohmann::json buffers = control_ok(
+        {{"op", "reg_mr"}, {"pd", pd}, {"length", recv * recv_len}, {"access", {"LOCAL_WRITE"}}});
+    nlohmann::json wrs = nlohmann::json::array();
+    for (std::uint32_t i = 0; i < recv; ++i)
+      wrs.push_back(
+          {{"wr_id", i},
+           {"sg_list",
+            {{{"addr", buffers["addr"].get<std::uint64_t>() + std::uint64_t{i} * recv_len},
+              {"length", recv_len},
+              {"lkey", buffers["lkey"]}}}}});
+    control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+  }
+
+  // The target connects to the tester.
+  const Endpoint tester = target_.tester();
+  nlohmann::json request = {{"op", "cm_connect"},
+                            {"qp_num", c.remote_qpn},
+                            {"service_id", fmt::format("{:#x}", service_id)},
+                            {"dgid", ip_text(tester.ip)},
+                            {"dmac", mac_text(tester.mac)},
+                            {"path_mtu", c.pmtu},
+                            {"pkey", c.pkey}};
+  if (psn) request["starting_psn"] = *psn;
+  for (const auto& [k, v] : connect_fields.items()) request[k] = v;
+  const nlohmann::json connected = control_ok(request);
+  if (connected.contains("comm_id") && connected["comm_id"].is_number_unsigned())
+    passive_[c.name].target_comm_id = connected["comm_id"].get<std::uint32_t>();
+
+  // Its REQ.
+  const Received got = expect(&c, {"REQ", req_fields}, timing_.expect_window(), false);
+  const CmReq& req = std::get<CmReq>(*got.packet.mad->cm);
+  std::vector<report::FieldDiff> diffs;
+  if (req.local_comm_id == 0) diffs.push_back({"cm.local_comm_id", "not 0", "0x0"});
+  if (req.local_qpn != c.remote_qpn)
+    diffs.push_back({"cm.local_qpn",
+                     fmt::format("{:#x} (the QP given to cm_connect)", c.remote_qpn),
+                     fmt::format("{:#x}", req.local_qpn)});
+  if (req.service_id != service_id)
+    diffs.push_back({"cm.service_id", fmt::format("{:#018x}", service_id),
+                     fmt::format("{:#018x}", req.service_id)});
+  if (req.transport_type != cm_transport::kRc)
+    diffs.push_back({"cm.transport_type", "0 (RC)", std::to_string(req.transport_type)});
+  if (mtu_bytes(req.path_mtu) == 0)
+    diffs.push_back({"cm.path_mtu", "1-5 (256-4096 bytes)", std::to_string(req.path_mtu)});
+  if (psn && (req.starting_psn & psn::kMask) != *psn)
+    diffs.push_back({"cm.starting_psn", fmt::format("{:#08x} (cm_connect's)", *psn),
+                     fmt::format("{:#08x}", req.starting_psn)});
+  if (!diffs.empty())
+    fail("the target's REQ does not ask for the connection cm_connect named", diffs);
+  const auto* info = passive(c);
+  if (info->target_comm_id && *info->target_comm_id != req.local_comm_id)
+    note(fmt::format("cm_connect answered comm_id {:#x}; the REQ's Local Communication ID is {:#x}",
+                     *info->target_comm_id, req.local_comm_id));
+  passive_[c.name].req_seen = true;
+  c.remote_comm_id = req.local_comm_id;
+  c.req_tid = got.packet.mad->header.tid;
+  c.service_id = req.service_id;
+  c.pmtu = mtu_bytes(req.path_mtu);
+  c.pkey = req.pkey;
+  // IBA 12.7.23: the REQ's Starting PSN is where the passive side (the tester) sends from.
+  c.local_psn0 = req.starting_psn & psn::kMask;
+  c.next_psn = c.local_psn0;
+  // The REP's resources answer the REQ's: the tester's responder takes as many reads as the
+  // target's initiator depth, and issues at most the target's responder resources.
+  c.responder_resources = req.initiator_depth;
+  c.initiator_depth = req.responder_resources;
+  do c.local_comm_id = static_cast<std::uint32_t>(random_());
+  while (c.local_comm_id == 0);
+  if (!rep) return;
+
+  cm_send(c, "REP", rep_fields);
+  expect(&c, {"RTU", {}}, timing_.expect_window(), false);
+  c.state = ConnState::kEstablished;
+  Assignments established;
+  established.set("state", "established");
+  expect_status(c, established, timing_.expect_window());
+}
+
+void CaseContext::expect_status(Connection& c, const Assignments& want, TimeNs window) {
+  if (!passive(c))
+    error(fmt::format("status: '{}' is not a connection the target made (accept)", c.name));
+  const TimeNs deadline = add_saturating(now(), window);
+  const nlohmann::json request = {{"op", "cm_status"}, {"qp_num", c.remote_qpn}};
+  std::string last_answer;
+  for (;;) {
+    // Asked every few ms: only answers that differ from the one before go on the timeline.
+    auto response = target_.control(request);
+    if (!response) error("control API: " + response.error());
+    nlohmann::json r = *response;
+    r.erase("id");
+    if (const std::string text = r.dump(); text != last_answer) {
+      record(report::EventKind::kControl,
+             fmt::format("cm_status {{\"qp_num\":{}}} -> {}", c.remote_qpn, text));
+      last_answer = text;
+    }
+    if (!r.value("ok", false))
+      inconclusive(fmt::format("cm_status failed on the target: {}",
+                               r.value("error", std::string("no error text"))));
+    std::vector<report::FieldDiff> diffs;
+    for (const auto& [key, value] : want.items()) {
+      const std::string field = "cm_status." + key;
+      if (!r.contains(key)) {
+        diffs.push_back({field, value, "(absent)"});
+        continue;
+      }
+      const auto& v = r[key];
+      if (v.is_number_unsigned()) {
+        const auto n = parse_uint(value);
+        if (!n || *n != v.get<std::uint64_t>())
+          diffs.push_back({field, value, std::to_string(v.get<std::uint64_t>())});
+      } else if (!v.is_string() || v.get<std::string>() != value) {
+        diffs.push_back({field, value, v.is_string() ? v.get<std::string>() : v.dump()});
+      }
+    }
+    if (diffs.empty()) return;
+    if (now() >= deadline)
+      fail(fmt::format("cm_status of {} within {} ms: {}", c.name, window / kMillisecond,
+                       last_answer),
+           diffs);
+    wait(std::min<TimeNs>(5 * kMillisecond, deadline - now()));
+  }
+}
+
 void CaseContext::open(Connection& c, const Assignments& a) {
   require("control");
   std::uint32_t pkey_index = 0, recv = 16, recv_len = 4096, region = 64 * 1024;
@@ -287,7 +600,8 @@ void CaseContext::open(Connection& c, const Assignments& a) {
   for (const auto& item : a.items()) {
     const auto num = [&]() {
       auto n = parse_uint(item.value);
-      if (!n || *n > 0xFFFFFFFF) error(fmt::format("{}: '{}' is not a number", item.key, item.value));
+      if (!n || *n > 0xFFFFFFFF)
+        error(fmt::format("{}: '{}' is not a number", item.key, item.value));
       return static_cast<std::uint32_t>(*n);
     };
     if (item.key == "pmtu") {
@@ -298,16 +612,23 @@ void CaseContext::open(Connection& c, const Assignments& a) {
                          target_.capabilities().max_pmtu));
     } else if (item.key == "target_psn") {
       c.remote_psn0 = num() & psn::kMask;
-    } else if (item.key == "pkey_index") pkey_index = num();
+    } else if (item.key == "pkey_index")
+      pkey_index = num();
     else if (item.key == "psn") {
       c.local_psn0 = num() & psn::kMask;
       c.next_psn = c.local_psn0;
-    } else if (item.key == "recv") recv = num();
-    else if (item.key == "recv_len") recv_len = num();
-    else if (item.key == "region") region = num();
-    else if (item.key == "cq") cq_name = item.value;
-    else if (item.key == "min_rnr_timer") min_rnr_timer = num();
-    else if (item.key == "max_dest_rd_atomic") max_dest_rd_atomic = num();
+    } else if (item.key == "recv")
+      recv = num();
+    else if (item.key == "recv_len")
+      recv_len = num();
+    else if (item.key == "region")
+      region = num();
+    else if (item.key == "cq")
+      cq_name = item.value;
+    else if (item.key == "min_rnr_timer")
+      min_rnr_timer = num();
+    else if (item.key == "max_dest_rd_atomic")
+      max_dest_rd_atomic = num();
     else if (item.key == "access") {
       qp_access = nlohmann::json::array();
       std::string_view rest = item.value;
@@ -317,49 +638,68 @@ void CaseContext::open(Connection& c, const Assignments& a) {
         if (flag != "none") qp_access.push_back(std::string(flag));
         rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
       }
-    } else error(fmt::format("unknown option '{}' for open", item.key));
+    } else
+      error(fmt::format("unknown option '{}' for open", item.key));
   }
   const std::uint32_t pd = control_ok({{"op", "alloc_pd"}})["pd"];
-  const std::uint32_t cq = cq_name.empty() ? control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"].get<std::uint32_t>()
-                                           : this->cq(cq_name);
-  const nlohmann::json qp = control_ok({{"op", "create_qp"},
-                                        {"qp_type", "RC"},
-                                        {"pd", pd},
-                                        {"send_cq", cq},
-                                        {"recv_cq", cq},
-                                        {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(recv, 64)}}}});
+  const std::uint32_t cq =
+      cq_name.empty() ? control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"].get<std::uint32_t>()
+                      : this->cq(cq_name);
+  const nlohmann::json qp = control_ok(
+      {{"op", "create_qp"},
+       {"qp_type", "RC"},
+       {"pd", pd},
+       {"send_cq", cq},
+       {"recv_cq", cq},
+       {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(recv, 64)}}}});
   c.remote_qpn = qp["qp_num"];
   c.target_cq = cq;
   c.target_pd = pd;
   c.via_control = true;
-  const nlohmann::json mr = control_ok({{"op", "reg_mr"}, {"pd", pd}, {"length", region}, {"access", access}});
-  c.region = RemoteRegion{mr["addr"].get<std::uint64_t>(), mr["rkey"].get<std::uint32_t>(), region,
-                          recv, recv_len, mr["handle"].get<std::uint32_t>()};
+  const nlohmann::json mr =
+      control_ok({{"op", "reg_mr"}, {"pd", pd}, {"length", region}, {"access", access}});
+  c.region = RemoteRegion{
+      mr["addr"].get<std::uint64_t>(),  mr["rkey"].get<std::uint32_t>(), region, recv, recv_len,
+      mr["handle"].get<std::uint32_t>()};
   const Endpoint tester = target_.tester();
   control_ok({{"op", "modify_qp"},
               {"qp_num", c.remote_qpn},
-              {"attr", {{"qp_state", "INIT"}, {"pkey_index", pkey_index}, {"port_num", 1},
-                        {"qp_access_flags", qp_access}}}});
+              {"attr",
+               {{"qp_state", "INIT"},
+                {"pkey_index", pkey_index},
+                {"port_num", 1},
+                {"qp_access_flags", qp_access}}}});
+  control_ok(
+      {{"op", "modify_qp"},
+       {"qp_num", c.remote_qpn},
+       {"attr",
+        {{"qp_state", "RTR"},
+         {"path_mtu", c.pmtu},
+         {"dest_qp_num", c.local_qpn},
+         {"rq_psn", c.local_psn0},
+         {"max_dest_rd_atomic", max_dest_rd_atomic},
+         {"min_rnr_timer", min_rnr_timer},
+         {"ah_attr",
+          {{"dgid", ip_text(tester.ip)}, {"dmac", mac_text(tester.mac)}, {"hop_limit", 64}}}}}});
   control_ok({{"op", "modify_qp"},
               {"qp_num", c.remote_qpn},
-              {"attr", {{"qp_state", "RTR"}, {"path_mtu", c.pmtu}, {"dest_qp_num", c.local_qpn},
-                        {"rq_psn", c.local_psn0}, {"max_dest_rd_atomic", max_dest_rd_atomic},
-                        {"min_rnr_timer", min_rnr_timer},
-                        {"ah_attr", {{"dgid", ip_text(tester.ip)}, {"dmac", mac_text(tester.mac)},
-                                     {"hop_limit", 64}}}}}});
-  control_ok({{"op", "modify_qp"},
-              {"qp_num", c.remote_qpn},
-              {"attr", {{"qp_state", "RTS"}, {"sq_psn", c.remote_psn0}, {"timeout", 14},
-                        {"retry_cnt", 7}, {"rnr_retry", 7}, {"max_rd_atomic", 4}}}});
+              {"attr",
+               {{"qp_state", "RTS"},
+                {"sq_psn", c.remote_psn0},
+                {"timeout", 14},
+                {"retry_cnt", 7},
+                {"rnr_retry", 7},
+                {"max_rd_atomic", 4}}}});
   if (recv > 0) {
-    const nlohmann::json buffers =
-        control_ok({{"op", "reg_mr"}, {"pd", pd}, {"length", recv * recv_len}, {"access", {"LOCAL_WRITE"}}});
+    const nlohmann::json buffers = control_ok(
+        {{"op", "reg_mr"}, {"pd", pd}, {"length", recv * recv_len}, {"access", {"LOCAL_WRITE"}}});
     nlohmann::json wrs = nlohmann::json::array();
     for (std::uint32_t i = 0; i < recv; ++i)
       wrs.push_back({{"wr_id", i},
-                     {"sg_list", {{{"addr", buffers["addr"].get<std::uint64_t>() + i * recv_len},
-                                   {"length", recv_len},
-                                   {"lkey", buffers["lkey"]}}}}});
+                     {"sg_list",
+                      {{{"addr", buffers["addr"].get<std::uint64_t>() + i * recv_len},
+                        {"length", recv_len},
+                        {"lkey", buffers["lkey"]}}}}});
     control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
   }
   const auto q = control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
@@ -392,9 +732,10 @@ void CaseContext::send(Connection& c, std::string_view op, const Assignments& a)
     }
     const std::uint16_t h = info.headers;
     if ((h & (hdr::kReth | hdr::kAtomicEth)) && !c.region && !a.has("va"))
-      skip(fmt::format("{} has no remote region to address: the REP carried no RCNF block "
-                       "(suite/target/RESPONDER_CONVENTION.md)",
-                       c.name));
+      skip(
+          fmt::format("{} has no remote region to address: the REP carried no RCNF block "
+                      "(suite/target/RESPONDER_CONVENTION.md)",
+                      c.name));
   };
   if (!message) {
     auto code = request_opcode(op);
@@ -403,8 +744,7 @@ void CaseContext::send(Connection& c, std::string_view op, const Assignments& a)
     auto frame = build_request(addresses(), c, *code, a);
     if (!frame) error(frame.error());
     if (opcode_info(*code).is_request) c.next_psn = psn::add(frame->psn, frame->psn_span);
-    transmit(std::move(frame->bytes),
-             fmt::format("{} {} {}", c.name, op, a.text()));
+    transmit(std::move(frame->bytes), fmt::format("{} {} {}", c.name, op, a.text()));
     return;
   }
   // A whole message, segmented at the path MTU.
@@ -481,6 +821,16 @@ Connection* CaseContext::owner_of(const Packet& p) {
       if (remote && *remote == c->local_comm_id && *remote != 0) return c.get();
       if (local && c->remote_comm_id != 0 && *local == c->remote_comm_id) return c.get();
     }
+    // The target's first REQ for a connection the tester accepts: by the comm ID cm_connect
+    // answered, else by the service ID asked for (no comm ID of the target is known yet).
+    if (const auto* req = std::get_if<CmReq>(&*p.mad->cm)) {
+      for (auto& [name, info] : passive_)
+        if (info.target_comm_id && *info.target_comm_id == req->local_comm_id)
+          return connections_.at(name).get();
+      for (auto& [name, info] : passive_)
+        if (!info.req_seen && info.service_id == req->service_id)
+          return connections_.at(name).get();
+    }
     for (auto& [name, c] : connections_)
       if (p.mad->header.tid == c->req_tid) return c.get();
     return nullptr;
@@ -523,7 +873,8 @@ std::optional<Received> CaseContext::next_for(Connection* c, TimeNs deadline, bo
 
 Received CaseContext::expect(Connection* c, const Expectation& e, TimeNs window, bool eventually) {
   const TimeNs deadline = add_saturating(now(), window);
-  const std::string what = fmt::format("expect {}{} {}", c ? c->name + " " : "", e.kind, e.fields.text());
+  const std::string what =
+      fmt::format("expect {}{} {}", c ? c->name + " " : "", e.kind, e.fields.text());
   std::vector<report::FieldDiff> first_diffs;
   std::string first_seen;
   for (;;) {
@@ -542,8 +893,7 @@ Received CaseContext::expect(Connection* c, const Expectation& e, TimeNs window,
       record(report::EventKind::kExpectMet, what);
       return std::move(*r);
     }
-    if (!eventually)
-      fail(fmt::format("{}: got {}", what, describe_received(r->packet, c)), *diffs);
+    if (!eventually) fail(fmt::format("{}: got {}", what, describe_received(r->packet, c)), *diffs);
     if (first_diffs.empty()) {
       first_diffs = *diffs;
       first_seen = describe_received(r->packet, c);
@@ -557,8 +907,9 @@ void CaseContext::expect_nothing(Connection* c, TimeNs window) {
     fail(fmt::format("expected nothing {}within {} ms, got {}", c ? "from " + c->name + " " : "",
                      window / kMillisecond, describe_received(r->packet, c)));
   }
-  record(report::EventKind::kSilenceOk,
-         fmt::format("nothing {}for {} ms", c ? "from " + c->name + " " : "", window / kMillisecond));
+  record(
+      report::EventKind::kSilenceOk,
+      fmt::format("nothing {}for {} ms", c ? "from " + c->name + " " : "", window / kMillisecond));
 }
 
 std::vector<Received> CaseContext::collect(Connection* c, TimeNs window) {
@@ -627,8 +978,8 @@ std::uint32_t CaseContext::cq(const std::string& name) {
 
 // ---- verdicts ----------------------------------------------------------------------------
 
-void CaseContext::record(report::EventKind kind, std::string text,
-                         std::vector<std::uint8_t> frame, std::vector<std::string> analysis) {
+void CaseContext::record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame,
+                         std::vector<std::string> analysis) {
   // A flooding target must not grow the evidence without bound.
   if (!frame.empty() && ++frame_events_ > kMaxFrameEvents) {
     ++dropped_frames_;
@@ -644,18 +995,24 @@ void CaseContext::record(report::EventKind kind, std::string text,
   result_.events.push_back(std::move(e));
 }
 
-void CaseContext::note(std::string text) { record(report::EventKind::kNote, std::move(text)); }
+void CaseContext::note(std::string text) {
+  record(report::EventKind::kNote, std::move(text));
+}
 
 void CaseContext::fail(std::string reason, std::vector<report::FieldDiff> diffs) {
   record(report::EventKind::kExpectFailed, reason);
   throw CaseStop(report::Verdict::kFail, std::move(reason), std::move(diffs));
 }
-void CaseContext::skip(std::string reason) { throw CaseStop(report::Verdict::kSkip, std::move(reason)); }
+void CaseContext::skip(std::string reason) {
+  throw CaseStop(report::Verdict::kSkip, std::move(reason));
+}
 void CaseContext::inconclusive(std::string reason) {
   record(report::EventKind::kNote, reason);
   throw CaseStop(report::Verdict::kInconclusive, std::move(reason));
 }
-void CaseContext::error(std::string reason) { throw CaseStop(report::Verdict::kError, std::move(reason)); }
+void CaseContext::error(std::string reason) {
+  throw CaseStop(report::Verdict::kError, std::move(reason));
+}
 
 }  // namespace roceconf::engine
 
@@ -664,15 +1021,33 @@ namespace roceconf::engine {
 void CaseContext::close_all() {
   for (auto& [name, c] : connections_) {
     try {
-      if (c->via_control) {
-        (void)target_.control({{"op", "destroy_qp"}, {"qp_num", c->remote_qpn}});
-      } else if (c->state == ConnState::kEstablished || c->state == ConnState::kRepReceived) {
+      if (Passive* p = passive(*c)) {
+        // The target's active side must not go on retrying into the next case: a REP sent means
+        // its connection is up (DREQ), a REQ not answered yet is rejected (Consumer).
+        if (c->state == ConnState::kDreqSent || c->state == ConnState::kClosed || p->rej_sent) {
+        } else if (p->rep_sent) {
+          cm_send(*c, "DREQ", {});
+        } else if (p->req_seen || p->target_comm_id) {
+          if (!p->req_seen) c->remote_comm_id = *p->target_comm_id;
+          cm_send(*c, "REJ", {{"reason", "28"}});
+        }
+      } else if (!c->via_control &&
+                 (c->state == ConnState::kEstablished || c->state == ConnState::kRepReceived)) {
         cm_send(*c, "DREQ", {});
       }
     } catch (const CaseStop&) {
     }
   }
-  wait(timing_.silence_floor / 4);
+  try {
+    wait(timing_.silence_floor / 4);
+  } catch (const CaseStop&) {
+  }
+  for (auto& [name, c] : connections_) {
+    try {
+      if (c->via_control) (void)target_.control({{"op", "destroy_qp"}, {"qp_num", c->remote_qpn}});
+    } catch (const CaseStop&) {
+    }
+  }
   pending_.clear();
 }
 

@@ -1,5 +1,5 @@
-// The running case: the tester stack (emulated connections, CM active side, PSN and MSN
-// tracking), the steps (send, expect, expect nothing, control) and the evidence they leave.
+// The running case: the tester stack (emulated connections, CM active and passive sides, PSN
+// and MSN tracking), the steps (send, expect, expect nothing, control) and the evidence they leave.
 // Script cases (script.h) and C++ cases call the same steps. A step that fails throws CaseStop
 // with the verdict, reason and field diffs; the runner records it.
 #pragma once
@@ -39,8 +39,7 @@ struct Received {
 
 class CaseContext {
  public:
-  CaseContext(Target& target, const Timing& timing, report::CaseResult& result,
-              std::uint64_t seed);
+  CaseContext(Target& target, const Timing& timing, report::CaseResult& result, std::uint64_t seed);
   ~CaseContext();
   CaseContext(const CaseContext&) = delete;
   CaseContext& operator=(const CaseContext&) = delete;
@@ -72,12 +71,26 @@ class CaseContext {
   // CM. Keys: pmtu, pkey_index, psn, recv (receives posted), recv_len, cq (a named CQ),
   // access (remote access flags, comma list), min_rnr_timer, max_dest_rd_atomic, region (bytes).
   void open(Connection& c, const Assignments& a);
+  // The tester as the CM passive side, to grade the target's active side (control): a target QP
+  // made as open() makes it (moved to INIT, receives posted), cm_connect towards the tester, the
+  // target's REQ read (FAILs unless it names the QP and the service asked for, with a nonzero
+  // Local Communication ID, transport RC and a valid path MTU), the REP, the RTU, and cm_status
+  // must say established. The tester sends from the REQ's Starting PSN, the target from the
+  // REP's (IBA 12.7.23, 12.7.36). Keys: rep=0 (stop after reading the REQ: the case answers),
+  // service_id or port (default: a TCP port 4000-4999), pmtu, pkey, psn (the REQ's Starting PSN,
+  // passed to cm_connect), target_psn (the REP's), recv, recv_len, region, connect.FIELD (any
+  // cm_connect field), req.FIELD (more fields the REQ must have), and any REP field.
+  void accept(Connection& c, const Assignments& a);
+  // cm_status of the target QP of an accepted connection must have these fields (state=
+  // established, reason=28, ...) within `window` (asked again every few ms until then).
+  void expect_status(Connection& c, const Assignments& want, TimeNs window);
   // DREQ and the DREP (FAILs without DREP).
   void disconnect(Connection& c);
 
-  // A CM message from the tester for `c`: REQ, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo (Get).
-  // Defaults come from the connection; any field of the message and the MAD header (tid,
-  // class_version, ...) can be set.
+  // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo
+  // (Get). Defaults come from the connection; any field of the message and the MAD header (tid,
+  // class_version, ...) can be set. On an accepted connection (the tester is the passive side)
+  // REP, REJ and MRA answer the target's REQ: its TID, REJ and MRA of the REQ.
   void cm_send(Connection& c, std::string_view message, const Assignments& a);
 
   // ---- data ----
@@ -133,6 +146,15 @@ class CaseContext {
     Received frame;
     Connection* owner = nullptr;
   };
+  // A connection the tester accepts (passive side): what routes the target's REQ to it.
+  struct Passive {
+    std::uint64_t service_id = 0;
+    std::optional<std::uint32_t> target_comm_id;  // from cm_connect, when it says
+    bool req_seen = false;
+    bool rep_sent = false;
+    bool rej_sent = false;
+  };
+  Passive* passive(const Connection& c);
   Connection* owner_of(const Packet& p);
   std::optional<Received> next_for(Connection* c, TimeNs deadline, bool pending = true);
   void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {},
@@ -148,6 +170,7 @@ class CaseContext {
   std::string step_;
   std::map<std::string, std::unique_ptr<Connection>> connections_;
   std::map<std::string, std::uint32_t> cqs_;
+  std::map<std::string, Passive> passive_;  // by connection name
   std::deque<Pending> pending_;
   std::uint32_t next_qpn_ = 0;
   std::uint64_t next_tid_ = 0;

@@ -33,7 +33,8 @@ std::expected<Statement, std::string> parse_statement(int line, const std::strin
   if (!words.empty() && words[0].starts_with('+')) {
     const std::string& t = words[0];
     const auto dots = t.find("...");
-    auto at = parse_duration(std::string_view(t).substr(1, dots == std::string::npos ? std::string::npos : dots - 1));
+    auto at = parse_duration(
+        std::string_view(t).substr(1, dots == std::string::npos ? std::string::npos : dots - 1));
     if (!at) return std::unexpected(at.error());
     s.at = *at;
     if (dots != std::string::npos) {
@@ -130,7 +131,8 @@ void run_counter(CaseContext& ctx, const Statement& s, std::map<std::string, std
     base = ctx.counters();
     return;
   }
-  if (s.words.size() != 4) ctx.error("write: counter NAME >= N (or ==, <=, >), or counter snapshot");
+  if (s.words.size() != 4)
+    ctx.error("write: counter NAME >= N (or ==, <=, >), or counter snapshot");
   const std::string& name = s.words[1];
   const std::string& op = s.words[2];
   const std::uint64_t want = number_or_error(ctx, "counter", s.words[3]);
@@ -138,13 +140,93 @@ void run_counter(CaseContext& ctx, const Statement& s, std::map<std::string, std
   const auto it = now.find(name);
   if (it == now.end()) ctx.skip(fmt::format("the target does not expose counter '{}'", name));
   const std::uint64_t delta = it->second - (base.contains(name) ? base[name] : 0);
-  const bool ok = op == ">=" ? delta >= want : op == "==" ? delta == want
-                : op == "<=" ? delta <= want : op == ">" ? delta > want : false;
-  if (op != ">=" && op != "==" && op != "<=" && op != ">") ctx.error("counter: use >=, ==, <= or >");
+  const bool ok = op == ">="   ? delta >= want
+                  : op == "==" ? delta == want
+                  : op == "<=" ? delta <= want
+                  : op == ">"  ? delta > want
+                               : false;
+  if (op != ">=" && op != "==" && op != "<=" && op != ">")
+    ctx.error("counter: use >=, ==, <= or >");
   if (!ok)
     ctx.fail(fmt::format("counter {} is {}{}, expected {} {}", name, delta,
                          base.empty() ? "" : " (since the snapshot)", op, want),
              {{"counter." + name, op + " " + std::to_string(want), std::to_string(delta)}});
+}
+
+// `@c.FIELD`: a value the connection holds (the target's REQ TID, its comm ID, ...), so a step
+// can require what an earlier one read: `expect c REQ tid=@c.req_tid`.
+std::string connection_value(CaseContext& ctx, std::string_view ref) {
+  const auto dot = ref.find('.');
+  if (dot == std::string_view::npos)
+    ctx.error(fmt::format("'@{}': write @CONNECTION.FIELD (@c.req_tid)", ref));
+  const Connection& c = ctx.connection(std::string(ref.substr(0, dot)));
+  const std::string_view field = ref.substr(dot + 1);
+  const std::pair<std::string_view, std::uint64_t> fields[] = {{"req_tid", c.req_tid},
+                                                               {"local_comm_id", c.local_comm_id},
+                                                               {"remote_comm_id", c.remote_comm_id},
+                                                               {"local_qpn", c.local_qpn},
+                                                               {"remote_qpn", c.remote_qpn},
+                                                               {"service_id", c.service_id},
+                                                               {"local_psn0", c.local_psn0},
+                                                               {"remote_psn0", c.remote_psn0},
+                                                               {"pkey", c.pkey},
+                                                               {"pmtu", c.pmtu}};
+  std::string known;
+  for (const auto& [name, value] : fields) {
+    if (name == field) return fmt::format("{:#x}", value);
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
+  }
+  ctx.error(fmt::format("'@{}': a connection has {}", ref, known));
+}
+
+Assignments resolve_references(CaseContext& ctx, const Assignments& fields) {
+  Assignments out;
+  for (const auto& [key, value] : fields.items())
+    out.set(key, value.starts_with('@') ? connection_value(ctx, std::string_view(value).substr(1))
+                                        : value);
+  return out;
+}
+
+// post send CONNECTION [len=L] [fill=S] [wr_id=N] [imm=I] [solicited=1]: the target's QP sends
+// (control post_send, signaled) L bytes of the fill pattern from a fresh buffer.
+void run_post_send(CaseContext& ctx, Connection& c, const Assignments& fields) {
+  std::uint64_t len = 64, fill = 0, wr_id = 1;
+  std::optional<std::uint64_t> imm;
+  bool solicited = false;
+  for (const auto& [k, v] : fields.items()) {
+    if (k == "len")
+      len = number_or_error(ctx, k, v);
+    else if (k == "fill")
+      fill = number_or_error(ctx, k, v);
+    else if (k == "wr_id")
+      wr_id = number_or_error(ctx, k, v);
+    else if (k == "imm")
+      imm = number_or_error(ctx, k, v);
+    else if (k == "solicited")
+      solicited = number_or_error(ctx, k, v) != 0;
+    else
+      ctx.error(
+          fmt::format("post send: unknown option '{}' (len, fill, wr_id, imm, solicited)", k));
+  }
+  if (len > (1u << 20)) ctx.error("post send: len is at most 1 MiB");
+  if (c.target_pd == 0 && !c.via_control) ctx.skip("needs a control-made target QP (open, accept)");
+  const auto mr = ctx.control_ok({{"op", "reg_mr"},
+                                  {"pd", c.target_pd},
+                                  {"length", std::max<std::uint64_t>(1, len)},
+                                  {"access", {"LOCAL_WRITE"}}});
+  nlohmann::json wr = {{"wr_id", wr_id},
+                       {"opcode", imm ? "SEND_WITH_IMM" : "SEND"},
+                       {"send_flags", solicited ? nlohmann::json{"SIGNALED", "SOLICITED"}
+                                                : nlohmann::json{"SIGNALED"}}};
+  if (imm) wr["imm_data"] = *imm;
+  if (len > 0) {
+    std::string hex;
+    for (auto b : fill_pattern(static_cast<std::uint32_t>(fill), len))
+      hex += fmt::format("{:02x}", b);
+    ctx.control_ok({{"op", "write_mr"}, {"handle", mr["handle"]}, {"data", hex}});
+    wr["sg_list"] = {{{"addr", mr["addr"]}, {"length", len}, {"lkey", mr["lkey"]}}};
+  }
+  ctx.control_ok({{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {wr}}});
 }
 
 }  // namespace
@@ -201,7 +283,8 @@ std::expected<Script, std::string> parse_script(const std::string& path, const s
     if (end == std::string::npos && text.ends_with('.')) end = text.size() - 1;
     if (script.title.empty()) {
       script.title = end == std::string::npos ? text : text.substr(0, end);
-      script.description = end == std::string::npos ? "" : trim(std::string_view(text).substr(end + 1));
+      script.description =
+          end == std::string::npos ? "" : trim(std::string_view(text).substr(end + 1));
     } else {
       script.description = text;
     }
@@ -212,8 +295,11 @@ std::expected<Script, std::string> parse_script(const std::string& path, const s
   return script;
 }
 
-void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
+void run_statement(CaseContext& ctx, const Script& script, const Statement& raw) {
   (void)script;
+  Statement resolved = raw;
+  resolved.fields = resolve_references(ctx, raw.fields);
+  const Statement& s = resolved;
   if (s.at && (s.at->ns > 0 || (s.at->rtts && *s.at->rtts > 0)))
     ctx.wait(s.at->rtts ? ctx.timing().scaled(*s.at->rtts) : s.at->ns);
   const std::string& verb = s.words[0];
@@ -228,6 +314,14 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
   } else if (verb == "open") {
     const std::string name = name_after_verb(s, ctx);
     ctx.open(ctx.new_connection(name), s.fields);
+  } else if (verb == "accept") {
+    const std::string name = name_after_verb(s, ctx);
+    ctx.accept(ctx.new_connection(name), s.fields);
+  } else if (verb == "status") {
+    // status CONNECTION state=established [reason=N] ...: cm_status of an accepted connection
+    if (s.words.size() != 2 || s.fields.empty())
+      ctx.error("write: status CONNECTION state=NAME [reason=N]");
+    ctx.expect_status(conn_arg(1), s.fields, expect_window(ctx, s));
   } else if (verb == "new") {
     ctx.new_connection(name_after_verb(s, ctx));
   } else if (verb == "disconnect") {
@@ -237,7 +331,7 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
     const std::string& what = s.words[2];
     if (is_cm_kind(what) || what == "ClassPortInfo") {
       Connection& c = ctx.has_connection(s.words[1]) ? ctx.connection(s.words[1])
-                                                      : ctx.new_connection(s.words[1]);
+                                                     : ctx.new_connection(s.words[1]);
       ctx.cm_send(c, what, s.fields);
     } else {
       ctx.send(conn_arg(1), what, s.fields);
@@ -245,16 +339,20 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
   } else if (verb == "expect") {
     if (s.words.size() >= 2 && s.words[1] == "nothing") {
       Connection* c = nullptr;
-      if (s.words.size() == 4 && s.words[2] == "from") c = &ctx.connection(s.words[3]);
-      else if (s.words.size() != 2) ctx.error("write: expect nothing [from CONNECTION]");
+      if (s.words.size() == 4 && s.words[2] == "from")
+        c = &ctx.connection(s.words[3]);
+      else if (s.words.size() != 2)
+        ctx.error("write: expect nothing [from CONNECTION]");
       ctx.expect_nothing(c, silence_window(ctx, s));
       return;
     }
     if (s.words.size() != 3) ctx.error("write: expect CONNECTION KIND field=value ...");
     bool eventually = false;
     for (const auto& f : s.flags) {
-      if (f == "eventually") eventually = true;
-      else ctx.error(fmt::format("unknown word '{}' after the fields", f));
+      if (f == "eventually")
+        eventually = true;
+      else
+        ctx.error(fmt::format("unknown word '{}' after the fields", f));
     }
     ctx.expect(&conn_arg(1), {s.words[2], s.fields}, expect_window(ctx, s), eventually);
   } else if (verb == "wait") {
@@ -269,17 +367,34 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
     if (s.words.size() != 4 || s.words[1] != "cq" || s.words[2] != "as")
       ctx.error("write: create cq as NAME depth=N");
     const auto* depth = s.fields.find("depth");
-    ctx.create_cq(s.words[3], depth ? static_cast<std::uint32_t>(number_or_error(ctx, "depth", *depth)) : 16);
+    ctx.create_cq(s.words[3],
+                  depth ? static_cast<std::uint32_t>(number_or_error(ctx, "depth", *depth)) : 16);
+  } else if (verb == "post" && s.words.size() == 3 && s.words[1] == "send") {
+    run_post_send(ctx, conn_arg(2), s.fields);
   } else if (verb == "post") {
     // post recv CONNECTION count=N len=L
-    if (s.words.size() != 3 || s.words[1] != "recv") ctx.error("write: post recv CONNECTION count=N len=L");
+    if (s.words.size() != 3 || s.words[1] != "recv")
+      ctx.error("write: post recv|send CONNECTION field=value ...");
     Connection& c = conn_arg(2);
-    const std::uint32_t count = s.fields.find("count") ? static_cast<std::uint32_t>(number_or_error(ctx, "count", *s.fields.find("count"))) : 1;
-    const std::uint32_t len = s.fields.find("len") ? static_cast<std::uint32_t>(number_or_error(ctx, "len", *s.fields.find("len"))) : 4096;
-    const auto mr = ctx.control_ok({{"op", "reg_mr"}, {"pd", c.target_pd}, {"length", std::max<std::uint32_t>(1, count * len)}, {"access", {"LOCAL_WRITE"}}});
+    const std::uint32_t count =
+        s.fields.find("count")
+            ? static_cast<std::uint32_t>(number_or_error(ctx, "count", *s.fields.find("count")))
+            : 1;
+    const std::uint32_t len =
+        s.fields.find("len")
+            ? static_cast<std::uint32_t>(number_or_error(ctx, "len", *s.fields.find("len")))
+            : 4096;
+    const auto mr = ctx.control_ok({{"op", "reg_mr"},
+                                    {"pd", c.target_pd},
+                                    {"length", std::max<std::uint32_t>(1, count * len)},
+                                    {"access", {"LOCAL_WRITE"}}});
     nlohmann::json wrs = nlohmann::json::array();
     for (std::uint32_t i = 0; i < count; ++i)
-      wrs.push_back({{"wr_id", 1000 + i}, {"sg_list", {{{"addr", mr["addr"].get<std::uint64_t>() + std::uint64_t{i} * len}, {"length", len}, {"lkey", mr["lkey"]}}}}});
+      wrs.push_back({{"wr_id", 1000 + i},
+                     {"sg_list",
+                      {{{"addr", mr["addr"].get<std::uint64_t>() + std::uint64_t{i} * len},
+                        {"length", len},
+                        {"lkey", mr["lkey"]}}}}});
     ctx.control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
   } else if (verb == "poll") {
     // poll CONNECTION [empty] field=value ...: the next completion of the connection's CQ
@@ -287,17 +402,22 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
     std::uint32_t cq = c.target_cq;
     Assignments want;
     for (const auto& [k, v] : s.fields.items()) {
-      if (k == "cq") cq = ctx.cq(v);
-      else want.set(k, v);
+      if (k == "cq")
+        cq = ctx.cq(v);
+      else
+        want.set(k, v);
     }
     const auto r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
     const auto& wc = r["wc"];
     const bool want_empty = s.words.size() == 3 && s.words[2] == "empty";
     if (want_empty) {
-      if (!wc.empty()) ctx.fail("poll: expected no completion, got " + wc[0].dump(), {{"cq", "empty", wc[0].dump()}});
+      if (!wc.empty())
+        ctx.fail("poll: expected no completion, got " + wc[0].dump(),
+                 {{"cq", "empty", wc[0].dump()}});
       return;
     }
-    if (wc.empty()) ctx.fail("poll: expected a completion, the CQ is empty", {{"cq", "a completion", "empty"}});
+    if (wc.empty())
+      ctx.fail("poll: expected a completion, the CQ is empty", {{"cq", "a completion", "empty"}});
     if (auto diffs = compare_json(wc[0], want, "wc", &c); !diffs.empty())
       ctx.fail("poll: the completion differs: " + wc[0].dump(), diffs);
   } else if (verb == "query") {
@@ -311,35 +431,47 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& s) {
     nlohmann::json attr = nlohmann::json::object();
     std::string expect = "ok";
     for (const auto& [k, v] : s.fields.items()) {
-      if (k == "expect") expect = v;
-      else if (auto n = parse_uint(v); n) attr[k] = *n;
-      else attr[k] = v;
+      if (k == "expect")
+        expect = v;
+      else if (auto n = parse_uint(v); n)
+        attr[k] = *n;
+      else
+        attr[k] = v;
     }
     const auto r = ctx.control({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", attr}});
     const bool ok = r.value("ok", false);
     const std::string got = ok ? "ok" : r.value("errno", std::string("error"));
     if (got != expect)
-      ctx.fail(fmt::format("modify_qp {}: expected {}, got {} {}", attr.dump(), expect, got, r.value("error", std::string())),
+      ctx.fail(fmt::format("modify_qp {}: expected {}, got {} {}", attr.dump(), expect, got,
+                           r.value("error", std::string())),
                {{"modify_qp", expect, got}});
   } else if (verb == "read" || verb == "write") {
     // read CONNECTION offset=O len=L fill=N | data=HEX; write CONNECTION offset=O len=L fill=N
     Connection& c = conn_arg(1);
     if (!c.region || c.region->mr_handle == 0) ctx.skip("needs a control-made region (open)");
-    const std::uint64_t offset = s.fields.find("offset") ? number_or_error(ctx, "offset", *s.fields.find("offset")) : 0;
-    const std::uint64_t len = s.fields.find("len") ? number_or_error(ctx, "len", *s.fields.find("len")) : 64;
-    const std::uint32_t seed = s.fields.find("fill") ? static_cast<std::uint32_t>(number_or_error(ctx, "fill", *s.fields.find("fill"))) : 0;
+    const std::uint64_t offset =
+        s.fields.find("offset") ? number_or_error(ctx, "offset", *s.fields.find("offset")) : 0;
+    const std::uint64_t len =
+        s.fields.find("len") ? number_or_error(ctx, "len", *s.fields.find("len")) : 64;
+    const std::uint32_t seed =
+        s.fields.find("fill")
+            ? static_cast<std::uint32_t>(number_or_error(ctx, "fill", *s.fields.find("fill")))
+            : 0;
     const auto pattern = fill_pattern(seed, len);
     std::string hex;
     for (auto b : pattern) hex += fmt::format("{:02x}", b);
     if (verb == "write") {
-      ctx.control_ok({{"op", "write_mr"}, {"handle", c.region->mr_handle}, {"offset", offset}, {"data", hex}});
+      ctx.control_ok(
+          {{"op", "write_mr"}, {"handle", c.region->mr_handle}, {"offset", offset}, {"data", hex}});
       return;
     }
-    const auto r = ctx.control_ok({{"op", "read_mr"}, {"handle", c.region->mr_handle}, {"offset", offset}, {"length", len}});
+    const auto r = ctx.control_ok(
+        {{"op", "read_mr"}, {"handle", c.region->mr_handle}, {"offset", offset}, {"length", len}});
     std::string want = hex;
     if (const auto* d = s.fields.find("data")) want = *d;
     if (r["data"].get<std::string>() != want)
-      ctx.fail(fmt::format("memory at offset {} differs", offset), {{"memory", want.substr(0, 64), r["data"].get<std::string>().substr(0, 64)}});
+      ctx.fail(fmt::format("memory at offset {} differs", offset),
+               {{"memory", want.substr(0, 64), r["data"].get<std::string>().substr(0, 64)}});
   } else if (verb == "note") {
     ctx.note(s.text.substr(4));
   } else {

@@ -189,7 +189,7 @@ void CmAgent::on_rep(const CmRep& rep, std::uint64_t now) {
   }
   const QpLimits& limits = nic_.device().attr().qp;
   c->rtr->dest_qp_num = rep.local_qpn;
-  c->rts.sq_psn = rep.starting_psn;  // the passive side receives from it
+  c->rts.sq_psn = rep.starting_psn & 0xFFFFFF;  // the passive side receives from it
   // Linux cm_rep_handler swaps the REP's resources as the passive side swapped the REQ's.
   c->rtr->max_dest_rd_atomic = std::min(rep.initiator_depth, limits.max_qp_rd_atom);
   c->rts.max_rd_atomic = std::min(rep.responder_resources, limits.max_qp_init_rd_atom);

@@ -23,8 +23,8 @@ namespace roceconf::target {
 
 // One QP's connection as cm_connect started it, from the agent's connect callbacks.
 struct CmStatusEntry {
-  std::string state = "connecting";  // connecting, established, rejected, timed_out,
-                                     // disconnecting, disconnected
+  std::string state = "connecting";     // connecting, established, rejected, timed_out,
+                                        // disconnecting, disconnected
   std::optional<std::uint16_t> reason;  // REJ reason (rejected)
   std::optional<std::uint32_t> comm_id;
   std::optional<std::uint32_t> remote_qpn;  // from the REP (established)
@@ -753,8 +753,7 @@ class Ops {
       t.cm_response_timeout =
           static_cast<std::uint8_t>(f.u("cm_response_timeout", 31, t.cm_response_timeout));
       t.max_cm_retries = static_cast<std::uint8_t>(f.u("max_cm_retries", 15, t.max_cm_retries));
-      t.packet_lifetime =
-          static_cast<std::uint8_t>(f.u("packet_lifetime", 31, t.packet_lifetime));
+      t.packet_lifetime = static_cast<std::uint8_t>(f.u("packet_lifetime", 31, t.packet_lifetime));
       // configure() restarts the ID sequences from the seed: a fresh one keeps them new.
       t.seed = draw(dev_, *cm_status_) | 1;
       cm.configure(t);
@@ -765,7 +764,9 @@ class Ops {
     std::optional<CmStatusEntry> previous;
     if (const auto it = cm_status_->by_qp.find(qpn); it != cm_status_->by_qp.end())
       previous = it->second;
-    cm_status_->by_qp[qpn] = CmStatusEntry{.generation = generation};
+    CmStatusEntry fresh;
+    fresh.generation = generation;
+    cm_status_->by_qp[qpn] = fresh;
     const std::weak_ptr<CmStatusTable> weak = cm_status_;
     ConnectCallbacks cb;
     cb.established = [weak, qpn, generation](std::uint32_t, const CmRep& rep) {
@@ -793,12 +794,15 @@ class Ops {
       cm.configure(restored);
     }
     if (!id) {
-      if (previous) cm_status_->by_qp[qpn] = *previous;
-      else cm_status_->by_qp.erase(qpn);
+      if (previous)
+        cm_status_->by_qp[qpn] = *previous;
+      else
+        cm_status_->by_qp.erase(qpn);
       throw VerbsFailure{{VerbsStatus::kInval, "cm_" + id.error()}, {}};
     }
     cm_status_->by_qp[qpn].comm_id = *id;
-    return {{"comm_id", *id}, {"service_id", fmt::format("{:#018x}", p.service_id)},
+    return {{"comm_id", *id},
+            {"service_id", fmt::format("{:#018x}", p.service_id)},
             {"starting_psn", p.starting_psn}};
   }
 
@@ -905,8 +909,8 @@ class Ops {
   CmStatusEntry& status_of(std::string_view op, std::uint32_t qpn) {
     const auto it = cm_status_->by_qp.find(qpn);
     if (it == cm_status_->by_qp.end())
-      throw VerbsFailure{
-          {VerbsStatus::kNoEnt, fmt::format("{}: no cm_connect for QP {}", op, qpn)}, {}};
+      throw VerbsFailure{{VerbsStatus::kNoEnt, fmt::format("{}: no cm_connect for QP {}", op, qpn)},
+                         {}};
     return it->second;
   }
 
