@@ -1,5 +1,6 @@
 #include "suite/engine/script.h"
 
+#include <cctype>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -276,11 +277,36 @@ std::expected<Script, std::string> parse_script(const std::string& path, const s
     script.statements.push_back(std::move(*s));
   }
   if (!comment_block.empty()) {
-    // The first sentence is the title, the rest the description.
+    // The first sentence is the title, the rest the description. A sentence ends at ". ", or
+    // at a line end unless the line stops mid-phrase.
+    const auto continues = [](std::string_view line, std::string_view next) {
+      static constexpr std::string_view kJoiners[] = {
+          "a",  "an", "the", "its", "their", "and",  "or", "of",  "to",   "with", "for",
+          "in", "on", "at",  "by",  "from",  "that", "is", "are", "than", "as",   "not"};
+      if (next.empty() || std::islower(static_cast<unsigned char>(next[0]))) return true;
+      if (line.ends_with(',') || line.ends_with(';') || line.ends_with(':')) return true;
+      const auto space = line.rfind(' ');
+      const std::string_view last = space == std::string_view::npos ? line : line.substr(space + 1);
+      for (auto j : kJoiners)
+        if (last == j) return true;
+      return false;
+    };
     std::string text;
-    for (const auto& c : comment_block) text += (text.empty() ? "" : " ") + c;
-    std::size_t end = text.find(". ");
-    if (end == std::string::npos && text.ends_with('.')) end = text.size() - 1;
+    std::size_t end = std::string::npos;
+    for (std::size_t i = 0; i < comment_block.size(); ++i) {
+      const std::string& c = comment_block[i];
+      if (!text.empty()) text += ' ';
+      const std::size_t at = text.size();
+      text += c;
+      if (end != std::string::npos) continue;
+      if (const auto dot = c.find(". "); dot != std::string::npos) {
+        end = at + dot;
+      } else if (c.ends_with('.')) {
+        end = text.size() - 1;
+      } else if (i + 1 < comment_block.size() && !continues(c, comment_block[i + 1])) {
+        end = text.size();
+      }
+    }
     if (script.title.empty()) {
       script.title = end == std::string::npos ? text : text.substr(0, end);
       script.description =

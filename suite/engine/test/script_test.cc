@@ -41,6 +41,22 @@ TEST(Script, ParsesHeaderAndSteps) {
   EXPECT_EQ(nothing.window->ns, 2'000'000'000);
 }
 
+TEST(Script, TitleIsTheFirstSentence) {
+  const auto title = [](const std::string& head) {
+    auto s = parse_script("f", head + "clause: x\nlevel: MUST\nconnect c\n");
+    return s ? s->title + "|" + s->description : s.error();
+  };
+  EXPECT_EQ(title("// One line title\n// Then a description.\n"),
+            "One line title|Then a description.");
+  EXPECT_EQ(title("// A title that runs\n// over two lines. And more.\n"),
+            "A title that runs over two lines|And more.");
+  EXPECT_EQ(title("// Just a title\n"), "Just a title|");
+  EXPECT_EQ(title("// The target answers with its\n// QP number. Then more.\n"),
+            "The target answers with its QP number|Then more.");
+  EXPECT_EQ(title("// REP and REJ carry the REQ's,\n// DREP the DREQ's. More.\n"),
+            "REP and REJ carry the REQ's, DREP the DREQ's|More.");
+}
+
 TEST(Script, ErrorsNameFileAndLine) {
   auto s = parse_script("cases/a/b.rcase", "clause: x\nlevel: MUST\n+5parsecs send c X\n");
   ASSERT_FALSE(s);
