@@ -1,7 +1,11 @@
 // The case language: parsing, its errors, and every built-in script.
 #include <gtest/gtest.h>
 
+#include <random>
 #include "cases/builtin.h"
+
+#include "suite/engine/reference_target.h"
+#include "suite/engine/runner.h"
 #include "suite/engine/script.h"
 
 namespace roceconf::engine {
@@ -96,6 +100,52 @@ TEST(Catalogue, GlobSelectsByIdOrArea) {
   const auto& cat = cases::builtin_catalogue();
   for (const auto* c : cat.select("psn")) EXPECT_EQ(c->area, "psn");
   EXPECT_EQ(cat.select("").size(), cat.cases().size());
+}
+
+}  // namespace
+}  // namespace roceconf::engine
+
+namespace roceconf::engine {
+namespace {
+
+// Malformed scripts give a parse error or a script, never a crash: a script cut, spliced and
+// with bytes flipped, thousands of times; the ones that still parse are run against the
+// reference target, where a step that makes no sense is the case's ERROR, not a crash.
+TEST(Script, MutatedScriptsNeverCrash) {
+  std::mt19937_64 random(42);
+  const std::string alphabet = "+.=/:-_ \n\t0123456789xabcdefABCDEF@$|...#rtt ms";
+  auto target = ReferenceTarget::create({});
+  ASSERT_TRUE(target);
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text =
+        "// t\nclause: c\nlevel: MUST\nneeds: responder\nconnect c pmtu=1024\n"
+        "+0...4rtt expect c ACK psn=0 syndrome=ack msn=+1 ... eventually\n";
+    const int edits = 1 + static_cast<int>(random() % 8);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = text.empty() ? 0 : random() % text.size();
+      switch (random() % 4) {
+        case 0:
+          text.insert(at, 1, alphabet[random() % alphabet.size()]);
+          break;
+        case 1:
+          if (!text.empty()) text.erase(at, 1 + random() % 4);
+          break;
+        case 2:
+          if (!text.empty()) text[at] = static_cast<char>(random());
+          break;
+        case 3:
+          text.insert(at, text.substr(random() % text.size(), random() % 16));
+          break;
+      }
+    }
+    if (!parse_script("fuzz.rcase", text)) continue;
+    if (++parsed > 300) continue;
+    const CaseDef def = load_script("cases/fuzz/x.rcase", text);
+    const auto result = run_case(**target, def, Timing{}, static_cast<std::uint64_t>(i));
+    EXPECT_FALSE(result.reason.starts_with("internal error")) << result.reason << "\n" << text;
+  }
+  EXPECT_GT(parsed, 0);  // the mutations are not all fatal
 }
 
 }  // namespace

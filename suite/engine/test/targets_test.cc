@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -93,6 +94,32 @@ TEST(Profile, ParsesEveryKey) {
   EXPECT_TRUE(p->capabilities.responder);
   EXPECT_FALSE(p->capabilities.control);
   EXPECT_TRUE(validate(*p)) << validate(*p).error();
+}
+
+// A mangled profile gives a one-line error naming the file, or a profile; never a crash.
+TEST(Profile, MutatedProfilesNeverCrash) {
+  std::mt19937_64 random(7);
+  const std::string good = kGoodProfile;
+  int errors = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = good;
+    for (int e = 0; e < 1 + static_cast<int>(random() % 6); ++e) {
+      const std::size_t at = random() % text.size();
+      if (random() % 2)
+        text[at] = static_cast<char>(random());
+      else
+        text.insert(at, 1, "=:#,.\n\r 0xff"[random() % 13]);
+    }
+    auto p = parse_profile(text, "m.profile");
+    if (!p) {
+      ++errors;
+      EXPECT_EQ(p.error().find('\n'), std::string::npos) << p.error();
+      EXPECT_EQ(p.error().rfind("m.profile", 0), 0u) << p.error();
+    } else {
+      (void)validate(*p);
+    }
+  }
+  EXPECT_GT(errors, 0);
 }
 
 TEST(Profile, Defaults) {
