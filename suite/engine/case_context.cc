@@ -436,49 +436,14 @@ void CaseContext::accept(Connection& c, const Assignments& a) {
     pkey_index = *found;
     c.pkey = *pkey;
   }
-  const std::uint32_t pd = control_ok({{"op", "alloc_pd"}})["pd"];
-  const std::uint32_t cq = control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"];
-  const nlohmann::json qp = control_ok(
-      {{"op", "create_qp"},
-       {"qp_type", "RC"},
-       {"pd", pd},
-       {"send_cq", cq},
-       {"recv_cq", cq},
-       {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(recv, 64)}}}});
-  c.remote_qpn = qp["qp_num"];
-  c.target_cq = cq;
-  c.target_pd = pd;
-  c.via_control = true;
+  make_target_qp(c, {.cq_name = {},
+                     .recv = recv,
+                     .recv_len = recv_len,
+                     .region = region,
+                     .qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"},
+                     .pkey_index = pkey_index});
   c.local_comm_id = 0;  // the tester's comes with the REP
   passive_[c.name].service_id = service_id;
-  const nlohmann::json mr =
-      control_ok({{"op", "reg_mr"},
-                  {"pd", pd},
-                  {"length", region},
-                  {"access", {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"}}});
-  c.region = RemoteRegion{
-      mr["addr"].get<std::uint64_t>(),  mr["rkey"].get<std::uint32_t>(), region, recv, recv_len,
-      mr["handle"].get<std::uint32_t>()};
-  control_ok({{"op", "modify_qp"},
-              {"qp_num", c.remote_qpn},
-              {"attr",
-               {{"qp_state", "INIT"},
-                {"pkey_index", pkey_index},
-                {"port_num", 1},
-                {"qp_access_flags", {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"}}}}});
-  if (recv > 0) {
-    const nlohmann::json buffers = control_ok(
-        {{"op", "reg_mr"}, {"pd", pd}, {"length", recv * recv_len}, {"access", {"LOCAL_WRITE"}}});
-    nlohmann::json wrs = nlohmann::json::array();
-    for (std::uint32_t i = 0; i < recv; ++i)
-      wrs.push_back(
-          {{"wr_id", i},
-           {"sg_list",
-            {{{"addr", buffers["addr"].get<std::uint64_t>() + std::uint64_t{i} * recv_len},
-              {"length", recv_len},
-              {"lkey", buffers["lkey"]}}}}});
-    control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
-  }
 
   // The target connects to the tester.
   const Endpoint tester = target_.tester();
@@ -590,6 +555,56 @@ void CaseContext::expect_status(Connection& c, const Assignments& want, TimeNs w
   }
 }
 
+// A target RC QP for `c` through the control API: PD, CQ (a named one or its own), the QP, a
+// region open to remote access, INIT, and `recv` receive buffers posted.
+void CaseContext::make_target_qp(Connection& c, const TargetQpSpec& spec) {
+  const std::uint32_t pd = control_ok({{"op", "alloc_pd"}})["pd"];
+  const std::uint32_t cq =
+      spec.cq_name.empty()
+          ? control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"].get<std::uint32_t>()
+          : this->cq(spec.cq_name);
+  const nlohmann::json qp = control_ok(
+      {{"op", "create_qp"},
+       {"qp_type", "RC"},
+       {"pd", pd},
+       {"send_cq", cq},
+       {"recv_cq", cq},
+       {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(spec.recv, 64)}}}});
+  c.remote_qpn = qp["qp_num"];
+  c.target_cq = cq;
+  c.target_pd = pd;
+  c.via_control = true;
+  const nlohmann::json mr = control_ok(
+      {{"op", "reg_mr"}, {"pd", pd}, {"length", spec.region}, {"access", spec.region_access}});
+  c.region = RemoteRegion{mr["addr"].get<std::uint64_t>(),
+                          mr["rkey"].get<std::uint32_t>(),
+                          spec.region,
+                          spec.recv,
+                          spec.recv_len,
+                          mr["handle"].get<std::uint32_t>()};
+  control_ok({{"op", "modify_qp"},
+              {"qp_num", c.remote_qpn},
+              {"attr",
+               {{"qp_state", "INIT"},
+                {"pkey_index", spec.pkey_index},
+                {"port_num", 1},
+                {"qp_access_flags", spec.qp_access}}}});
+  if (spec.recv == 0) return;
+  const nlohmann::json buffers = control_ok({{"op", "reg_mr"},
+                                             {"pd", pd},
+                                             {"length", spec.recv * spec.recv_len},
+                                             {"access", {"LOCAL_WRITE"}}});
+  nlohmann::json wrs = nlohmann::json::array();
+  for (std::uint32_t i = 0; i < spec.recv; ++i)
+    wrs.push_back(
+        {{"wr_id", i},
+         {"sg_list",
+          {{{"addr", buffers["addr"].get<std::uint64_t>() + std::uint64_t{i} * spec.recv_len},
+            {"length", spec.recv_len},
+            {"lkey", buffers["lkey"]}}}}});
+  control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+}
+
 void CaseContext::open(Connection& c, const Assignments& a) {
   require("control");
   std::uint32_t pkey_index = 0, recv = 16, recv_len = 4096, region = 64 * 1024;
@@ -641,34 +656,14 @@ void CaseContext::open(Connection& c, const Assignments& a) {
     } else
       error(fmt::format("unknown option '{}' for open", item.key));
   }
-  const std::uint32_t pd = control_ok({{"op", "alloc_pd"}})["pd"];
-  const std::uint32_t cq =
-      cq_name.empty() ? control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"].get<std::uint32_t>()
-                      : this->cq(cq_name);
-  const nlohmann::json qp = control_ok(
-      {{"op", "create_qp"},
-       {"qp_type", "RC"},
-       {"pd", pd},
-       {"send_cq", cq},
-       {"recv_cq", cq},
-       {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(recv, 64)}}}});
-  c.remote_qpn = qp["qp_num"];
-  c.target_cq = cq;
-  c.target_pd = pd;
-  c.via_control = true;
-  const nlohmann::json mr =
-      control_ok({{"op", "reg_mr"}, {"pd", pd}, {"length", region}, {"access", access}});
-  c.region = RemoteRegion{
-      mr["addr"].get<std::uint64_t>(),  mr["rkey"].get<std::uint32_t>(), region, recv, recv_len,
-      mr["handle"].get<std::uint32_t>()};
+  make_target_qp(c, {.cq_name = cq_name,
+                     .recv = recv,
+                     .recv_len = recv_len,
+                     .region = region,
+                     .region_access = access,
+                     .qp_access = qp_access,
+                     .pkey_index = pkey_index});
   const Endpoint tester = target_.tester();
-  control_ok({{"op", "modify_qp"},
-              {"qp_num", c.remote_qpn},
-              {"attr",
-               {{"qp_state", "INIT"},
-                {"pkey_index", pkey_index},
-                {"port_num", 1},
-                {"qp_access_flags", qp_access}}}});
   control_ok(
       {{"op", "modify_qp"},
        {"qp_num", c.remote_qpn},
@@ -690,19 +685,6 @@ void CaseContext::open(Connection& c, const Assignments& a) {
                 {"retry_cnt", 7},
                 {"rnr_retry", 7},
                 {"max_rd_atomic", 4}}}});
-  if (recv > 0) {
-    const nlohmann::json buffers = control_ok(
-        {{"op", "reg_mr"}, {"pd", pd}, {"length", recv * recv_len}, {"access", {"LOCAL_WRITE"}}});
-    nlohmann::json wrs = nlohmann::json::array();
-    for (std::uint32_t i = 0; i < recv; ++i)
-      wrs.push_back({{"wr_id", i},
-                     {"sg_list",
-                      {{{"addr", buffers["addr"].get<std::uint64_t>() + i * recv_len},
-                        {"length", recv_len},
-                        {"lkey", buffers["lkey"]}}}}});
-    control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
-  }
-  const auto q = control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
   c.pkey = static_cast<std::uint16_t>(0xFFFF);
   if (hello_.is_null()) hello_ = control_ok({{"op", "hello"}});
   const auto& pkeys = hello_["port"]["pkeys"];

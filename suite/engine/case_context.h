@@ -155,6 +155,16 @@ class CaseContext {
     bool rej_sent = false;
   };
   Passive* passive(const Connection& c);
+  struct TargetQpSpec {
+    std::string cq_name;  // empty: a CQ of its own
+    std::uint32_t recv = 16;
+    std::uint32_t recv_len = 4096;
+    std::uint32_t region = 64 * 1024;
+    nlohmann::json region_access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+    nlohmann::json qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+    std::uint32_t pkey_index = 0;
+  };
+  void make_target_qp(Connection& c, const TargetQpSpec& spec);
   Connection* owner_of(const Packet& p);
   std::optional<Received> next_for(Connection* c, TimeNs deadline, bool pending = true);
   void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {},
