@@ -10,6 +10,8 @@
 #include <iterator>
 #include <string>
 
+#include "dissector/testing/shell_command.h"
+
 namespace roceconf::report::test {
 
 class TempDir {
@@ -40,26 +42,8 @@ inline void write_file(const std::string& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
 }
 
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-
-// Runs `command` through the shell; its exit status and stdout.
-inline CommandResult run(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-inline bool have_program(const std::string& name) {
-  return run("command -v " + name + " >/dev/null 2>&1").status == 0;
-}
+using testutil::CommandResult;
+using testutil::have_program;
+using testutil::run;
 
 }  // namespace roceconf::report::test

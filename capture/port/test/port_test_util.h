@@ -14,6 +14,8 @@
 
 #include "dissector/packet.h"
 
+#include "dissector/testing/shell_command.h"
+
 namespace roceconf::test {
 
 // An RC SEND Only over RoCEv2/IPv4, 192.0.2.1 -> 192.0.2.2, whose PSN tells frames apart.
@@ -72,25 +74,8 @@ class TempDir {
   std::string path_;
 };
 
-// Runs `command` through the shell; returns its exit status and stdout.
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-inline CommandResult run(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-inline bool have_program(const std::string& name) {
-  return run("command -v " + name + " >/dev/null 2>&1").status == 0;
-}
+using testutil::CommandResult;
+using testutil::have_program;
+using testutil::run;
 
 }  // namespace roceconf::test
