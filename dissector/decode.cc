@@ -73,6 +73,17 @@ class Decoder {
     return H::decode(f_.subspan(off).template first<H::kSize>());
   }
 
+  // Decodes straight into the packet's slot: a header built on the stack and then copied into
+  // the optional costs store-forwarding stalls on every frame.
+  template <typename H>
+  const H& read_into(std::optional<H>& slot, std::size_t off) const {
+    struct InPlace {
+      Bytes b;
+      operator H() const { return H::decode(b.first<H::kSize>()); }
+    };
+    return slot.emplace(InPlace{f_.subspan(off)});
+  }
+
   void erf() {
     // ERF record: ts(8) type(1) flags(1) rlen(2) lctr(2) wlen(2), then extension headers.
     if (!need(0, 16, Layer::kErf, "ERF header")) return;
@@ -100,7 +111,7 @@ class Decoder {
 
   void ethernet(std::size_t off) {
     if (!need(off, Ethernet::kSize, Layer::kEth, "Ethernet header")) return;
-    p_.eth = read<Ethernet>(off);
+    read_into(p_.eth, off);
     ethertype(off + Ethernet::kSize, p_.eth->type);
   }
 
@@ -137,8 +148,7 @@ class Decoder {
 
   void ipv4(std::size_t off) {
     if (!need(off, Ipv4::kSize, Layer::kIpv4, "IPv4 header")) return;
-    const Ipv4 ip = read<Ipv4>(off);
-    p_.ipv4 = ip;
+    const Ipv4& ip = read_into(p_.ipv4, off);
     if (ip.version != 4 || ip.ihl < 5) {
       add(FindingCode::kIpVersion, Layer::kIpv4, off, "IPv4 version {} / IHL {} invalid",
           ip.version, ip.ihl);
@@ -172,8 +182,7 @@ class Decoder {
 
   void ipv6(std::size_t off) {
     if (!need(off, Ipv6::kSize, Layer::kIpv6, "IPv6 header")) return;
-    const Ipv6 ip = read<Ipv6>(off);
-    p_.ipv6 = ip;
+    const Ipv6& ip = read_into(p_.ipv6, off);
     if (ip.version != 6) {
       add(FindingCode::kIpVersion, Layer::kIpv6, off, "IPv6 version field is {}", ip.version);
       return;
@@ -190,8 +199,7 @@ class Decoder {
 
   void udp(std::size_t ip_off, std::size_t off, std::size_t end) {
     if (!need(off, Udp::kSize, Layer::kUdp, "UDP header", end)) return;
-    const Udp u = read<Udp>(off);
-    p_.udp = u;
+    const Udp& u = read_into(p_.udp, off);
     if (u.dport != o_.udp_port) return;  // UDP, but not RoCEv2
     p_.framing = Framing::kRoceV2;
     if (u.length < Udp::kSize) {
@@ -217,8 +225,7 @@ class Decoder {
   // Reads a GRH at `off`; `exact` demands PayLen to fill [off+40, end) exactly (native IB).
   bool grh(std::size_t off, std::size_t end, bool exact) {
     if (!need(off, Grh::kSize, Layer::kGrh, "GRH", end)) return false;
-    const Grh g = read<Grh>(off);
-    p_.grh = g;
+    const Grh& g = read_into(p_.grh, off);
     if (g.ip_version != 6)
       add(FindingCode::kGrhVersion, Layer::kGrh, off, "GRH IPVer is {}, not 6", g.ip_version);
     if (g.next_header != Grh::kNextHeaderBth) {
@@ -236,8 +243,7 @@ class Decoder {
   void infiniband(std::size_t off, std::size_t end) {
     p_.framing = Framing::kInfiniBand;
     if (!need(off, Lrh::kSize, Layer::kLrh, "LRH", end)) return;
-    const Lrh l = read<Lrh>(off);
-    p_.lrh = l;
+    const Lrh& l = read_into(p_.lrh, off);
     if (l.lver != 0)
       add(FindingCode::kLrhVersion, Layer::kLrh, off, "LRH link version {} is not 0", l.lver);
     const std::size_t covered = std::size_t{l.pkt_len} * 4;  // LRH through ICRC
@@ -279,13 +285,12 @@ class Decoder {
   void transport(std::size_t off, std::size_t end, std::size_t net, IcrcFraming framing) {
     if (!need(off, Bth::kSize + kIcrcSize, Layer::kBth, "BTH and ICRC", end)) {
       if (need(off, Bth::kSize, Layer::kBth, "BTH", end)) {
-        p_.bth = read<Bth>(off);
+        read_into(p_.bth, off);
         p_.bth_offset = static_cast<std::uint32_t>(off);
       }
       return;
     }
-    const Bth b = read<Bth>(off);
-    p_.bth = b;
+    const Bth& b = read_into(p_.bth, off);
     p_.bth_offset = static_cast<std::uint32_t>(off);
     const std::size_t icrc_off = end - kIcrcSize;
 
@@ -345,7 +350,7 @@ class Decoder {
     auto take = [&](auto& slot, Layer layer, std::string_view what) -> bool {
       using H = typename std::remove_reference_t<decltype(slot)>::value_type;
       if (!need(pos, H::kSize, layer, what, icrc_off)) return false;
-      slot = read<H>(pos);
+      read_into(slot, pos);
       pos += H::kSize;
       return true;
     };

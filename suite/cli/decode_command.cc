@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "capture/pcap_reader.h"
+#include "capture/read_ahead.h"
 #include "dissector/summary.h"
 #include "suite/cli/json_fields.h"
 
@@ -109,24 +110,20 @@ class Stats {
   std::array<std::uint64_t, kFindingCodes> findings_{};
 };
 
-int print_stats(PcapReader& reader, const DecodeOptions& options, Output& out) {
+int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   Stats stats;
   Packet packet;  // reused: decode_into keeps its storage
-  std::string error;
   const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    auto next = reader.next();
-    if (!next) {
-      error = std::move(next.error());
-      break;
+  ReadAhead frames(std::move(reader));  // the file is read on a second core
+  while (const ReadAhead::Batch* batch = frames.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      decode_into(packet, batch->frame(i).data, frames.link_type(), options);
+      stats.add(packet);
     }
-    if (!*next) break;
-    decode_into(packet, (*next)->data, reader.link_type(), options);
-    stats.add(packet);
   }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   stats.print(out, options.check_icrc, elapsed.count());  // totals up to a corrupt record too
-  return error.empty() ? kExitOk : fail(out, error);
+  return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
 void print_json(Output& out, const Packet& packet, const CaptureFrame& frame, std::uint64_t number,
@@ -170,7 +167,7 @@ int run_decode(const DecodeArgs& args) {
   DecodeOptions options;
   options.udp_port = args.udp_port;
   options.check_icrc = !args.no_icrc;
-  if (args.stats) return print_stats(*reader, options, out);
+  if (args.stats) return print_stats(std::move(*reader), options, out);
   return list_frames(*reader, options, args.json, out);
 }
 
