@@ -1,11 +1,17 @@
 #include "suite/cli/run_command.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -59,6 +65,7 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
   if (args.target == "daemon") {
     engine::DaemonTargetOptions o;
     o.quirks = args.quirks;
+    o.roceconf_binary = args.roceconf_binary;
     target::Quirks check;
     for (const auto& q : args.quirks)
       if (auto ok = check.enable(q); !ok) return std::unexpected(ok.error());
@@ -75,8 +82,8 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
       if (!p) return std::unexpected(p.error());
       profile = std::move(*p);
     }
-    engine::ProfileOverrides o{args.interface,  args.target_mac, args.target_ip,
-                               args.tester_mac, args.tester_ip,  args.service_port};
+    engine::ProfileOverrides o{args.interface, args.target_mac,   args.target_ip, args.tester_mac,
+                               args.tester_ip, args.service_port, args.agent};
     if (auto ok = engine::apply_overrides(profile, o); !ok) return std::unexpected(ok.error());
     if (auto ok = engine::validate(profile); !ok) return std::unexpected(ok.error());
     auto t = engine::RawTarget::open(profile);
@@ -98,10 +105,84 @@ int list_cases(const std::vector<const engine::CaseDef*>& cases) {
   return kExitOk;
 }
 
+// --cases without the Python module loaded: re-executes this command line as
+// `python3 -m roceconf run ...` with the module found next to this binary (build tree) or under
+// its install prefix. Returns only on failure.
+int run_python_cases() {
+#ifndef ROCECONF_PYTHON_INTERPRETER
+#define ROCECONF_PYTHON_INTERPRETER "/usr/bin/python3"
+#endif
+#ifndef ROCECONF_PYTHON_INSTALL_DIR
+#define ROCECONF_PYTHON_INSTALL_DIR "lib/python3/dist-packages"
+#endif
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  std::string module_dir;
+  for (const fs::path& dir : {self.parent_path() / "python",
+                              self.parent_path().parent_path() / ROCECONF_PYTHON_INSTALL_DIR})
+    if (fs::exists(dir / "roceconf" / "__init__.py", ec)) {
+      module_dir = dir.string();
+      break;
+    }
+  if (module_dir.empty())
+    return setup_error(fmt::format(
+        "--cases needs the Python module, which is not built next to {} (install python3-dev "
+        "and pybind11-dev with scripts/setup.sh, then rebuild)",
+        self.string()));
+  const char* python = ROCECONF_PYTHON_INTERPRETER;
+  if (access(python, X_OK) != 0)
+    return setup_error(
+        fmt::format("--cases needs {} (the interpreter the module was built for)", python));
+  // This process's arguments after the program name ("run", "--cases", ...).
+  std::vector<std::string> words;
+  {
+    std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+    if (!f) return setup_error("cannot read /proc/self/cmdline");
+    std::string word;
+    for (int c; (c = std::fgetc(f)) != EOF;) {
+      if (c != 0) {
+        word += static_cast<char>(c);
+      } else {
+        words.push_back(word);
+        word.clear();
+      }
+    }
+    std::fclose(f);
+  }
+  std::vector<std::string> argv = {python, "-m", "roceconf"};
+  argv.insert(argv.end(), words.begin() + (words.empty() ? 0 : 1), words.end());
+  std::string path = module_dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += ":" + std::string(old);
+  setenv("PYTHONPATH", path.c_str(), 1);
+  setenv("ROCECONF_CLI", self.c_str(), 1);
+  std::vector<char*> raw;
+  for (auto& a : argv) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  std::fflush(stdout);
+  execv(python, raw.data());
+  return setup_error(fmt::format("cannot run {}: {}", python, std::strerror(errno)));
+}
+
 }  // namespace
 
 int run_run(const RunArgs& args) {
-  const auto& catalogue = cases::builtin_catalogue();
+  return run_run(args, nullptr);
+}
+
+int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
+  if (!extra && !args.cases.empty()) return run_python_cases();
+  engine::Catalogue catalogue = cases::builtin_catalogue();
+  if (extra) {
+    for (const auto& def : *extra) {
+      for (const auto& c : catalogue.cases())
+        if (c.id == def.id)
+          return setup_error(
+              fmt::format("case id '{}' of {} is taken by {}", def.id, def.source, c.source));
+      catalogue.add(def);
+    }
+    catalogue.sort();
+  }
   const auto selected = catalogue.select(args.filter);
   if (args.list) return list_cases(selected);
   if (selected.empty())
@@ -212,7 +293,10 @@ int run_run(const RunArgs& args) {
   return counts.fail + counts.error + counts.inconclusive > 0 ? 1 : kExitOk;
 }
 
-void add_run_command(CLI::App& app, std::function<int()>& run) {
+namespace {
+
+void add_run_options(CLI::App& app, std::function<int()>& run,
+                     const std::vector<engine::CaseDef>* extra) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand(
       "run", "Run the conformance catalogue against a target and write the reports");
@@ -239,6 +323,8 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--tester-ip", args->tester_ip, "raw target: our IPv4 address");
   cmd->add_option("--service-port", args->service_port,
                   "raw target: rdma_cm port of the device's responder (default 7471)");
+  cmd->add_option("--agent", args->agent,
+                  "raw target: HOST:PORT of roceconf-agent's control API on the DUT host");
   cmd->add_option("--expect-floor-ms", args->expect_floor_ms,
                   "shortest wait for an expected packet (default 200)");
   cmd->add_option("--silence-floor-ms", args->silence_floor_ms,
@@ -247,7 +333,41 @@ void add_run_command(CLI::App& app, std::function<int()>& run) {
                   "'expect nothing' windows in round trips when longer than the floor (default 4)");
   cmd->add_option("--seed", args->seed, "varies QPNs, PSNs and comm IDs between runs (default 1)");
   cmd->add_flag("--quiet", args->quiet, "no progress and no summary");
-  cmd->callback([args, &run] { run = [args] { return run_run(*args); }; });
+  cmd->add_option("--cases", args->cases,
+                  "also run the @roceconf.case functions of these Python files or directories "
+                  "(repeatable)");
+  cmd->callback([args, &run, extra] {
+    if (const char* cli = std::getenv("ROCECONF_CLI"); cli && *cli && extra)
+      args->roceconf_binary = cli;
+    run = [args, extra] { return run_run(*args, extra); };
+  });
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, std::function<int()>& run) {
+  add_run_options(app, run, nullptr);
+}
+
+int run_command_line(const std::vector<std::string>& args,
+                     const std::vector<engine::CaseDef>* extra) {
+  CLI::App app("RoCE conformance suite and packet dissector", "roceconf");
+  app.require_subcommand(1);
+  std::function<int()> run;
+  add_run_options(app, run, extra);
+  std::vector<std::string> reversed = {"run"};  // CLI11 takes them last first
+  reversed.insert(reversed.end(), args.begin(), args.end());
+  std::reverse(reversed.begin(), reversed.end());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    fmt::print(stderr, "roceconf: error: {} (see 'roceconf run --help')\n", message);
+    return kExitUsage;
+  }
+  return run ? run() : kExitUsage;
 }
 
 }  // namespace roceconf::cli

@@ -13,6 +13,10 @@ namespace CLI {
 class App;
 }
 
+namespace roceconf::engine {
+struct CaseDef;
+}
+
 namespace roceconf::cli {
 
 struct RunArgs {
@@ -24,7 +28,7 @@ struct RunArgs {
   std::optional<std::string> junit, json, html, pcap;
   // raw target
   std::string profile;
-  std::optional<std::string> interface, target_mac, target_ip, tester_mac, tester_ip;
+  std::optional<std::string> interface, target_mac, target_ip, tester_mac, tester_ip, agent;
   std::optional<std::uint16_t> service_port;
   // timing
   double expect_floor_ms = 200;
@@ -32,11 +36,24 @@ struct RunArgs {
   double silence_rtts = 4;
   std::uint64_t seed = 1;
   bool quiet = false;
+  // Python case files or directories (--cases): run beside the catalogue by the Python module.
+  std::vector<std::string> cases;
+  // The roceconf executable the daemon target starts; empty: this process's own.
+  std::string roceconf_binary;
 };
 
 // Exit 0 when no case failed, 1 when one FAILed (or ERRORed, or was INCONCLUSIVE), 2 for usage
 // or set-up errors (bad profile, no privilege, unreachable target).
 int run_run(const RunArgs& args);
+// Same, with `extra` cases (the Python module's) added to the built-in catalogue. Without extra
+// cases, --cases re-executes the Python interpreter on the module (`python3 -m roceconf run`),
+// so this binary never links Python.
+int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra);
+
+// `roceconf run` from its arguments (those after "run"), as the command line parses them; usage
+// errors print one line and return 2. The Python module's entry point.
+int run_command_line(const std::vector<std::string>& args,
+                     const std::vector<engine::CaseDef>* extra);
 
 void add_run_command(CLI::App& app, std::function<int()>& run);
 

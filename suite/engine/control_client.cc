@@ -1,6 +1,9 @@
 #include "suite/engine/control_client.h"
 
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -68,6 +71,60 @@ std::expected<std::unique_ptr<ControlClient>, std::string> ControlClient::connec
     }
     std::this_thread::sleep_for(std::min(
         kConnectRetry, std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now())));
+  }
+}
+
+std::expected<std::unique_ptr<ControlClient>, std::string> ControlClient::connect_tcp(
+    const std::string& host_port, milliseconds timeout) {
+  const auto colon = host_port.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == host_port.size())
+    return std::unexpected(fmt::format("agent '{}' is not HOST:PORT (or [IPv6]:PORT)", host_port));
+  std::string host = host_port.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  const std::string port = host_port.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int e = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); e != 0)
+    return std::unexpected(fmt::format("agent {}: {}", host_port, gai_strerror(e)));
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
+
+  const auto deadline = SteadyClock::now() + timeout;
+  int last_error = 0;
+  for (;;) {
+    for (const addrinfo* a = list.get(); a; a = a->ai_next) {
+      const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) {
+        last_error = errno;
+        continue;
+      }
+      int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+      if (err == EINPROGRESS) {
+        err = ETIMEDOUT;
+        if (wait_for(fd, POLLOUT, deadline)) {
+          socklen_t len = sizeof err;
+          if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        }
+      }
+      if (err == 0) {
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return std::unique_ptr<ControlClient>(new ControlClient(fd, host_port));
+      }
+      last_error = err;
+      ::close(fd);
+    }
+    const bool retry = last_error == ECONNREFUSED || last_error == EINTR || last_error == EAGAIN;
+    if (!retry || SteadyClock::now() >= deadline)
+      return std::unexpected(fmt::format(
+          "cannot connect to the agent at {}: {}{}", host_port, std::strerror(last_error),
+          last_error == ECONNREFUSED ? " (is roceconf-agent --control running on the DUT host?)"
+                                     : ""));
+    std::this_thread::sleep_for(
+        std::min(milliseconds(100),
+                 std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now())));
   }
 }
 

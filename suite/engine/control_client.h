@@ -1,5 +1,6 @@
-// A client of the control API (suite/target/CONTROL_API.md) over a UNIX stream socket: one JSON
-// request line out, one response line back. The client numbers the requests itself and checks
+// A client of the control API (suite/target/CONTROL_API.md) over a UNIX stream socket (the
+// reference daemon) or TCP (roceconf-agent on a DUT host): one JSON request line out, one
+// response line back. The client numbers the requests itself and checks
 // that each response carries the number of its request, so a response can never be taken for
 // another's. Every wait has a deadline; failures are one line of text.
 #pragma once
@@ -23,6 +24,11 @@ class ControlClient {
   // still starting) until `timeout` has passed.
   static std::expected<std::unique_ptr<ControlClient>, std::string> connect(
       const std::string& path, std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  // Connects to HOST:PORT ([IPv6]:PORT) over TCP, retrying while it refuses (an agent still
+  // starting) until `timeout` has passed.
+  static std::expected<std::unique_ptr<ControlClient>, std::string> connect_tcp(
+      const std::string& host_port, std::chrono::milliseconds timeout = kDefaultTimeout);
 
   ~ControlClient();
   ControlClient(const ControlClient&) = delete;

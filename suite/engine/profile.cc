@@ -212,11 +212,10 @@ std::expected<void, std::string> apply_overrides(Profile& p, const ProfileOverri
     std::string_view key;
     const std::optional<std::string>* value;
   };
-  const Item items[] = {{"interface", "interface", &o.interface},
-                        {"target-mac", "target_mac", &o.target_mac},
-                        {"target-ip", "target_ip", &o.target_ip},
-                        {"tester-mac", "tester_mac", &o.tester_mac},
-                        {"tester-ip", "tester_ip", &o.tester_ip}};
+  const Item items[] = {
+      {"interface", "interface", &o.interface}, {"target-mac", "target_mac", &o.target_mac},
+      {"target-ip", "target_ip", &o.target_ip}, {"tester-mac", "tester_mac", &o.tester_mac},
+      {"tester-ip", "tester_ip", &o.tester_ip}, {"agent", "agent", &o.agent}};
   for (const Item& item : items) {
     if (!*item.value) continue;
     const std::string& value = **item.value;
@@ -284,15 +283,10 @@ std::expected<void, std::string> validate(const Profile& p) {
     return fail(fmt::format("tester_mac and target_mac are both {}: they must be two stations",
                             format_mac(mac)));
 
-  if (!p.agent.empty())
+  if (p.capabilities.control && p.agent.empty())
     return fail(
-        fmt::format("agent = {}: the DUT agent is not supported yet; remove the line to "
-                    "run the wire-only cases",
-                    p.agent));
-  if (p.capabilities.control)
-    return fail(
-        "capability 'control' needs the DUT agent, which is not supported yet; remove it "
-        "from 'capabilities'");
+        "capability 'control' needs the DUT agent: add 'agent = HOST:PORT' (roceconf-agent "
+        "--control on the DUT host) or pass --agent, or remove 'control' from 'capabilities'");
   return {};
 }
 

@@ -27,7 +27,7 @@ struct Profile {
   std::uint16_t service_port = 7471;
   std::uint16_t udp_port = Udp::kRocePort;
   std::string netns;          // the interface's network namespace; empty: ours
-  std::string agent;          // HOST:PORT of a DUT agent (not supported yet)
+  std::string agent;          // HOST:PORT of roceconf-agent's control API; empty: none
   std::uint32_t pmtu = 1024;  // the largest path MTU cases may negotiate
   Capabilities capabilities{true, false};
 };
@@ -45,6 +45,7 @@ struct ProfileOverrides {
   std::optional<std::string> tester_mac;
   std::optional<std::string> tester_ip;
   std::optional<std::uint16_t> service_port;
+  std::optional<std::string> agent;  // HOST:PORT
 };
 
 // Errors name the flag and the form it needs.

@@ -102,25 +102,55 @@ std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Pro
   t->tester_ = {profile.tester_mac.value_or((*port)->mac()), *profile.tester_ip};
   t->guard_ =
       std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac, *profile.target_ip);
+  if (!profile.agent.empty()) {
+    if (auto connected = t->connect_agent(); !connected) return std::unexpected(connected.error());
+  }
   return t;
+}
+
+std::expected<void, std::string> RawTarget::connect_agent() {
+  agent_.reset();
+  auto client = ControlClient::connect_tcp(profile_.agent);
+  if (!client) return std::unexpected(client.error());
+  auto hello = (*client)->request({{"op", "hello"}});
+  if (!hello) return std::unexpected(hello.error());
+  if (!hello->value("ok", false))
+    return std::unexpected(fmt::format("agent {}: hello failed: {}", profile_.agent,
+                                       hello->value("error", std::string("(no error text)"))));
+  if (hello->value("protocol", 0) != 1)
+    return std::unexpected(fmt::format(
+        "agent {} speaks control protocol {}, this roceconf speaks 1: use matching versions",
+        profile_.agent, hello->value("protocol", 0)));
+  agent_hello_ = std::move(*hello);
+  agent_ = std::move(*client);
+  return {};
 }
 
 std::string RawTarget::describe() const {
   return fmt::format(
-      "raw target {} {} via {}{} (MTU {}, pmtu {}), tester {} {}, responder {} on port {}",
+      "raw target {} {} via {}{} (MTU {}, pmtu {}), tester {} {}, responder {} on port {}{}",
       format_mac(*profile_.target_mac), format_ipv4(*profile_.target_ip), profile_.interface,
       profile_.netns.empty() ? "" : " in netns " + profile_.netns, interface_mtu_, profile_.pmtu,
       format_mac(tester_.mac), format_ipv4(tester_.ip),
-      profile_.capabilities.responder ? "yes" : "no", profile_.service_port);
+      profile_.capabilities.responder ? "yes" : "no", profile_.service_port,
+      agent_ ? fmt::format(", agent {} ({})", profile_.agent,
+                           agent_hello_.value("target", std::string("?")))
+             : std::string());
 }
 
-std::expected<nlohmann::json, std::string> RawTarget::control(const nlohmann::json&) {
-  return std::unexpected(std::string("the raw target has no control API (needs the DUT agent)"));
+std::expected<nlohmann::json, std::string> RawTarget::control(const nlohmann::json& request) {
+  if (profile_.agent.empty())
+    return std::unexpected(std::string("the raw target has no control API (needs the DUT agent)"));
+  if (!agent_) {
+    if (auto connected = connect_agent(); !connected) return std::unexpected(connected.error());
+  }
+  return agent_->request(request);
 }
 
 std::expected<void, std::string> RawTarget::reset() {
   auto drained = settle_and_drain(guard_->inner());
   if (!drained) return std::unexpected(drained.error());
+  if (!profile_.agent.empty()) return connect_agent();
   return {};
 }
 

@@ -1,5 +1,6 @@
 // A real device reached through one of this host's interfaces, described by a profile
-// (profile.h, PROFILE.md): the wire only, no control API. Every frame the tester sends passes
+// (profile.h, PROFILE.md): the wire, and the control API when the profile names a DUT agent
+// (roceconf-agent --control, over TCP). Every frame the tester sends passes
 // an egress guard that refuses anything not addressed to the configured target, so a case (or
 // a bug) can never put traffic on the network for anyone else.
 #pragma once
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "capture/port/port.h"
+#include "suite/engine/control_client.h"
 #include "suite/engine/profile.h"
 #include "suite/engine/target.h"
 
@@ -45,14 +47,15 @@ std::expected<std::size_t, std::string> settle_and_drain(Port& port, TimeNs quie
 
 class RawTarget final : public Target {
  public:
-  // Validates the profile, opens a raw socket on its interface (in its namespace, if any) and
-  // checks that the interface's MTU carries the profile's pmtu.
+  // Validates the profile, opens a raw socket on its interface (in its namespace, if any),
+  // checks that the interface's MTU carries the profile's pmtu and, with an agent, connects to
+  // it and checks that it speaks protocol 1.
   static std::expected<std::unique_ptr<RawTarget>, std::string> open(const Profile& profile);
 
   std::string_view kind() const override { return "raw"; }
   std::string describe() const override;
   Capabilities capabilities() const override {
-    return {profile_.capabilities.responder, false, profile_.pmtu};
+    return {profile_.capabilities.responder, agent_ != nullptr, profile_.pmtu};
   }
   roceconf::Port& port() override { return *guard_; }
   Endpoint tester() const override { return tester_; }
@@ -63,6 +66,7 @@ class RawTarget final : public Target {
 
   const Profile& profile() const { return profile_; }
   int interface_mtu() const { return interface_mtu_; }
+  const nlohmann::json& agent_hello() const { return agent_hello_; }
 
  private:
   RawTarget() = default;
@@ -71,6 +75,11 @@ class RawTarget final : public Target {
   Endpoint tester_;
   int interface_mtu_ = 0;
   std::unique_ptr<EgressGuardPort> guard_;
+  // The agent's session for the current case: reset() starts a new one, so the agent frees
+  // whatever the previous case left (QPs, MRs, CQs, PDs) and every case starts clean.
+  std::unique_ptr<ControlClient> agent_;
+  nlohmann::json agent_hello_;
+  std::expected<void, std::string> connect_agent();
 };
 
 }  // namespace roceconf::engine

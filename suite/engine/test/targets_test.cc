@@ -2,7 +2,9 @@
 // against a scripted in-test server, and (as root) the veth lab, the reference daemon on it with
 // an rdma_cm round trip, and the raw target's egress guard. Root tests leave nothing behind:
 // they check `ip netns list` and the daemon's pid after each target is gone.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -143,13 +145,22 @@ TEST(Profile, Capabilities) {
   EXPECT_TRUE(both->capabilities.control);
 }
 
-TEST(Profile, AgentIsKeptButNotSupportedYet) {
+TEST(Profile, AgentMakesControlValid) {
   auto p = parse_profile(std::string(kGoodProfile) + "agent = [2001:db8::1]:7472\n", "f");
   ASSERT_TRUE(p) << p.error();
   EXPECT_EQ(p->agent, "[2001:db8::1]:7472");
-  const auto v = validate(*p);
-  ASSERT_FALSE(v);
-  EXPECT_NE(v.error().find("not supported yet"), std::string::npos) << v.error();
+  p->capabilities.control = true;
+  EXPECT_TRUE(validate(*p)) << validate(*p).error();
+  Profile q = *p;
+  q.agent.clear();
+  ASSERT_FALSE(validate(q));
+  EXPECT_NE(validate(q).error().find("add 'agent = HOST:PORT'"), std::string::npos);
+  ProfileOverrides o;
+  o.agent = "127.0.0.1:7700";
+  ASSERT_TRUE(apply_overrides(q, o));
+  EXPECT_EQ(q.agent, "127.0.0.1:7700");
+  o.agent = "nope";
+  EXPECT_EQ(apply_overrides(q, o).error().rfind("--agent: agent 'nope' is not HOST:PORT", 0), 0u);
 }
 
 // Each error names the file and line, says what is wrong and what to write instead.
@@ -399,6 +410,50 @@ TEST(ControlClient, ConnectWaitsForTheSocketUntilItsTimeout) {
   const auto long_path = ControlClient::connect(std::string(200, 'x'), 10ms);
   ASSERT_FALSE(long_path);
   EXPECT_NE(long_path.error().find("must be 1 to 107 bytes"), std::string::npos);
+}
+
+// The agent's transport: TCP on loopback, one line out, the numbered answer back.
+TEST(ControlClient, TcpConnectsAndNumbersRequests) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  socklen_t len = sizeof addr;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string where = fmt::format("127.0.0.1:{}", ntohs(addr.sin_port));
+  std::thread server([&] {
+    const int c = accept(listener, nullptr, nullptr);
+    std::string buffer;
+    char chunk[4096];
+    for (ssize_t n; (n = recv(c, chunk, sizeof chunk, 0)) > 0;) {
+      buffer.append(chunk, static_cast<std::size_t>(n));
+      for (std::size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+        json r = json::parse(buffer.substr(0, nl));
+        buffer.erase(0, nl + 1);
+        const std::string out = json{{"id", r["id"]}, {"ok", true}, {"op", r["op"]}}.dump() + "\n";
+        send(c, out.data(), out.size(), MSG_NOSIGNAL);
+      }
+    }
+    close(c);
+  });
+  auto client = ControlClient::connect_tcp(where, 2s);
+  ASSERT_TRUE(client) << client.error();
+  const auto r = (*client)->request({{"op", "hello"}});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ((*r)["id"], 1);
+  EXPECT_EQ((*r)["op"], "hello");
+  client->reset();
+  server.join();
+  close(listener);
+  const auto refused = ControlClient::connect_tcp(where, 50ms);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("is roceconf-agent --control running"), std::string::npos)
+      << refused.error();
+  EXPECT_NE(ControlClient::connect_tcp("nohostport", 10ms).error().find("is not HOST:PORT"),
+            std::string::npos);
 }
 
 TEST(ControlClient, TimeoutIsOneLineAndALateAnswerIsSkipped) {

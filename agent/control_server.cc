@@ -1,0 +1,174 @@
+#include "agent/control_server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace roceconf::agent {
+namespace {
+void log(const std::string& line) {
+  fmt::print(stderr, "roceconf-agent: {}\n", line);
+}
+}  // namespace
+
+std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
+    const std::string& text, std::string_view flag) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    return std::unexpected(fmt::format("{} '{}': write HOST:PORT (or [IPv6]:PORT)", flag, text));
+  std::string host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  unsigned port = 0;
+  const char* first = text.data() + colon + 1;
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(first, last, port);
+  if (ec != std::errc{} || end != last || port == 0 || port > 65535)
+    return std::unexpected(fmt::format("{} '{}': the port must be 1-65535", flag, text));
+  return std::pair{host, static_cast<std::uint16_t>(port)};
+}
+
+std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::listen(
+    const std::string& address, const SessionOptions& session) {
+  auto hp = split_host_port(address, "--control");
+  if (!hp) return std::unexpected(hp.error());
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string port = std::to_string(hp->second);
+  if (const int e = getaddrinfo(hp->first.c_str(), port.c_str(), &hints, &res); e != 0)
+    return std::unexpected(
+        fmt::format("--control {}: {} (give a numeric address)", address, gai_strerror(e)));
+  const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    freeaddrinfo(res);
+    return std::unexpected(fmt::format("socket: {}", std::strerror(errno)));
+  }
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const int bound = bind(fd, res->ai_addr, res->ai_addrlen);
+  freeaddrinfo(res);
+  if (bound != 0 || ::listen(fd, 16) != 0) {
+    const int e = errno;
+    close(fd);
+    return std::unexpected(fmt::format("--control {}: {}", address, std::strerror(e)));
+  }
+  return std::unique_ptr<ControlServer>(new ControlServer(fd, session));
+}
+
+ControlServer::~ControlServer() {
+  while (!clients_.empty()) close_client(clients_.begin()->first, "the agent stops");
+  if (fd_ >= 0) close(fd_);
+}
+
+void ControlServer::on_accept() {
+  for (;;) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    const int c =
+        accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) return;
+    char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?";
+    getnameinfo(reinterpret_cast<sockaddr*>(&peer), len, host, sizeof host, serv, sizeof serv,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+    const std::string name = fmt::format("{}:{}", host, serv);
+    if (clients_.size() >= kMaxClients) {
+      const std::string line =
+          R"({"id":null,"ok":false,"errno":"EBUSY","error":"EBUSY: 64 controllers are connected already"})"
+          "\n";
+      send_all(c, line);
+      close(c);
+      continue;
+    }
+    const int one = 1;
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    Client& client = clients_[c];
+    client.peer = name;
+    client.session = std::make_unique<Session>(session_options_);
+    log(fmt::format("controller {} connected{}", name,
+                    client.session->has_device()
+                        ? ""
+                        : " (no device: " + client.session->device_error() + ")"));
+  }
+}
+
+bool ControlServer::send_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      if (poll(&p, 1, 5000) <= 0) return false;  // a controller that stopped reading
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+void ControlServer::on_readable(int fd) {
+  const auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  Client& c = it->second;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+    if (n == 0) return close_client(fd, "disconnected");
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return close_client(fd, fmt::format("receive failed: {}", std::strerror(errno)));
+    }
+    c.buffer.append(chunk, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = c.buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::string_view line(c.buffer.data() + start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+      ++c.requests;
+      if (!send_all(fd, c.session->handle_line(line) + "\n"))
+        return close_client(fd, "could not send a response");
+    }
+    c.buffer.erase(0, start);
+    if (c.buffer.size() > kMaxLine) {
+      send_all(
+          fd,
+          R"({"id":null,"ok":false,"errno":"E2BIG","error":"E2BIG: a request line is longer than 1 MiB; closing"})"
+          "\n");
+      return close_client(fd, "sent a line longer than 1 MiB");
+    }
+  }
+}
+
+void ControlServer::on_cm_readable(int cm_fd) {
+  for (auto& [fd, c] : clients_)
+    if (c.session->cm_fd() == cm_fd) return c.session->on_cm_events();
+}
+
+void ControlServer::close_client(int fd, const std::string& why) {
+  const auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  const std::string held = it->second.session->holdings();
+  log(fmt::format("controller {} {} after {} requests; freeing {}", it->second.peer, why,
+                  it->second.requests, held));
+  clients_.erase(it);  // the session's destructor frees its verbs resources
+  close(fd);
+}
+
+}  // namespace roceconf::agent

@@ -1,0 +1,66 @@
+// The control API on a TCP socket (JSON lines, suite/target/CONTROL_API.md), one Session per
+// connected controller: a controller that disconnects, or is killed mid-run, leaves nothing
+// behind, because its session frees every verbs resource it made. Lines longer than 1 MiB get
+// an error line and the connection is closed; at most 64 controllers at once.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "agent/session.h"
+
+namespace roceconf::agent {
+
+class ControlServer {
+ public:
+  static constexpr std::size_t kMaxLine = 1u << 20;
+  static constexpr std::size_t kMaxClients = 64;
+
+  // `address`: HOST:PORT to listen on (IPv4 or [IPv6]).
+  static std::expected<std::unique_ptr<ControlServer>, std::string> listen(
+      const std::string& address, const SessionOptions& session);
+  ~ControlServer();
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  int listen_fd() const { return fd_; }
+  void on_accept();
+  // Reads what `fd` has, answers every complete line; closes the client at EOF or error.
+  void on_readable(int fd);
+  template <typename F>
+  void for_each_client(F&& f) const {
+    for (const auto& [fd, c] : clients_) f(fd);
+  }
+  // The sessions' cm_connect event channels, and what to do when one is readable.
+  template <typename F>
+  void for_each_cm_fd(F&& f) const {
+    for (const auto& [fd, c] : clients_)
+      if (const int cm = c.session->cm_fd(); cm >= 0) f(cm);
+  }
+  void on_cm_readable(int cm_fd);
+  std::size_t clients() const { return clients_.size(); }
+
+ private:
+  struct Client {
+    std::string peer;
+    std::string buffer;
+    std::unique_ptr<Session> session;
+    std::uint64_t requests = 0;
+  };
+  ControlServer(int fd, SessionOptions session) : fd_(fd), session_options_(std::move(session)) {}
+  void close_client(int fd, const std::string& why);
+  bool send_all(int fd, const std::string& text);
+
+  int fd_ = -1;
+  SessionOptions session_options_;
+  std::map<int, Client> clients_;
+};
+
+// Splits "HOST:PORT" / "[v6]:PORT"; the error names the form to use.
+std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
+    const std::string& text, std::string_view flag);
+
+}  // namespace roceconf::agent

@@ -1,0 +1,147 @@
+// The agent's request handling without a device: whatever a controller sends, the answer is one
+// JSON line with ok = false and a clear error, and nothing crashes. Requests that pass
+// validation reach the device and fail with ENODEV, naming why.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/control_server.h"
+#include "agent/session.h"
+
+namespace roceconf::agent {
+namespace {
+
+using nlohmann::json;
+
+Session& no_device() {
+  static Session s({.device = "roceconf-no-such-device", .port = 1});
+  return s;
+}
+
+json answer(std::string_view line) {
+  return json::parse(no_device().handle_line(line));
+}
+
+TEST(AgentSession, NotJsonIsRefusedWithNullId) {
+  const json r = answer("{\"op\": \"hello\"");
+  EXPECT_TRUE(r["id"].is_null());
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_EQ(r["errno"], "EINVAL");
+  EXPECT_NE(r["error"].get<std::string>().find("not valid JSON"), std::string::npos);
+}
+
+TEST(AgentSession, UnknownOpNamesTheKnownOnes) {
+  const json r = answer(R"({"id": 3, "op": "create_qpp"})");
+  EXPECT_EQ(r["id"], 3);
+  EXPECT_FALSE(r["ok"]);
+  const std::string e = r["error"];
+  EXPECT_NE(e.find("unknown op 'create_qpp'"), std::string::npos) << e;
+  EXPECT_NE(e.find("create_qp"), std::string::npos) << e;
+}
+
+TEST(AgentSession, UnknownFieldIsNeverIgnored) {
+  const json r = answer(R"({"id": "a", "op": "create_cq", "depht": 4})");
+  EXPECT_EQ(r["id"], "a");
+  EXPECT_EQ(r["errno"], "EINVAL");
+  EXPECT_NE(r["error"].get<std::string>().find("unknown field 'depht'"), std::string::npos);
+}
+
+TEST(AgentSession, WrongTypesAndRangesNameTheField) {
+  EXPECT_NE(answer(R"({"op": "create_cq", "depth": "abc"})")["error"].get<std::string>().find(
+                "create_cq.depth: 'abc' is not an unsigned integer"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"op": "create_cq", "depth": -1})")["error"].get<std::string>().find(
+                "create_cq.depth: must be an unsigned integer"),
+            std::string::npos);
+  EXPECT_NE(
+      answer(
+          R"({"op": "create_qp", "qp_type": "RD", "pd": 1, "send_cq": 1, "recv_cq": 1})")["error"]
+          .get<std::string>()
+          .find("create_qp.qp_type: 'RD' is not RC, UC or UD"),
+      std::string::npos);
+  EXPECT_EQ(answer(R"({"op": "post_send", "qp_num": 1, "wrs": {}})")["error"],
+            "ENOENT: post_send: no QP 1");
+  EXPECT_NE(
+      answer(R"({"op": "modify_qp", "qp_num": 99999999999})")["error"].get<std::string>().find(
+          "above the largest allowed value"),
+      std::string::npos);
+}
+
+TEST(AgentSession, NonScalarIdIsRefused) {
+  const json r = answer(R"({"id": [1], "op": "hello"})");
+  EXPECT_TRUE(r["id"].is_null());
+  EXPECT_FALSE(r["ok"]);
+}
+
+TEST(AgentSession, MissingOpAndNonObjects) {
+  EXPECT_NE(answer(R"({"id": 1})")["error"].get<std::string>().find("'op' is missing"),
+            std::string::npos);
+  for (const char* line : {"[]", "42", "\"hello\"", "null", "true"}) {
+    const json r = answer(line);
+    EXPECT_FALSE(r["ok"]) << line;
+    EXPECT_NE(r["error"].get<std::string>().find("expected an object"), std::string::npos) << line;
+  }
+}
+
+TEST(AgentSession, WithoutTheDeviceVerbsAnswerEnodev) {
+  const json r = answer(R"({"id": 1, "op": "hello"})");
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_EQ(r["errno"], "ENODEV");
+  // Either no device at all, or none of that name: the message says which.
+  EXPECT_NE(r["error"].get<std::string>().find("RDMA device"), std::string::npos) << r["error"];
+  EXPECT_EQ(answer(R"({"op": "cm_status", "qp_num": 7})")["error"],
+            "ENOENT: cm_status: cm_connect never named QP 7");
+  EXPECT_EQ(answer(R"({"op": "cm_connect", "qp_num": 7, "port": 7471})")["errno"], "ENOENT");
+  const json d = answer(R"({"op": "destroy_cq", "cq": 9})");
+  EXPECT_EQ(d["errno"], "ENOENT");
+  EXPECT_EQ(d["error"], "ENOENT: destroy_cq: no CQ 9");
+}
+
+TEST(AgentSession, GarbageNeverCrashes) {
+  std::mt19937 rng(7);
+  const std::string seeds[] = {
+      R"({"id":1,"op":"post_send","qp_num":1,"wrs":[{"opcode":"SEND","sg_list":[{"addr":1,"length":2,"lkey":3}]}]})",
+      R"({"id":2,"op":"modify_qp","qp_num":5,"attr":{"qp_state":"RTR","ah_attr":{"dgid":"192.0.2.1","dmac":"02:00:00:00:00:01"}}})",
+      R"({"id":3,"op":"reg_mr","pd":1,"length":4096,"access":["LOCAL_WRITE","REMOTE_READ"]})",
+      R"({"id":4,"op":"counters","names":["x"]})"};
+  for (int i = 0; i < 3000; ++i) {
+    std::string line = seeds[rng() % std::size(seeds)];
+    const int edits = 1 + static_cast<int>(rng() % 6);
+    for (int e = 0; e < edits && !line.empty(); ++e) {
+      const std::size_t at = rng() % line.size();
+      switch (rng() % 3) {
+        case 0:
+          line[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          line.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          line.insert(at, 1, "{}[]\":,0x-9aZ"[rng() % 13]);
+          break;
+      }
+    }
+    const std::string out = no_device().handle_line(line);
+    const json r = json::parse(out, nullptr, false);
+    ASSERT_FALSE(r.is_discarded()) << out;
+    ASSERT_TRUE(r.contains("ok")) << out;
+    if (!r["ok"].get<bool>()) {
+      ASSERT_TRUE(r["error"].is_string()) << out;
+    }
+  }
+}
+
+TEST(AgentSession, HostPortForms) {
+  EXPECT_EQ(split_host_port("192.0.2.1:7700", "--agent").value(),
+            (std::pair<std::string, std::uint16_t>{"192.0.2.1", 7700}));
+  EXPECT_EQ(split_host_port("[::1]:80", "--agent").value().first, "::1");
+  EXPECT_FALSE(split_host_port("192.0.2.1", "--agent"));
+  EXPECT_FALSE(split_host_port("h:0", "--agent"));
+  EXPECT_FALSE(split_host_port("h:70000", "--agent"));
+  EXPECT_NE(split_host_port("h:x", "--agent").error().find("--agent"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roceconf::agent
