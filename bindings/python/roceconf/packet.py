@@ -1,0 +1,326 @@
+"""Packets with the feel of Scapy: a class per header with keyword defaults and Scapy's field
+names, stacking with `/`, `bytes(pkt)`, and `parse(b)` whose layers read as `pkt[BTH].psn`.
+
+Every byte goes through the C++ codec: the classes below are made from its layer table.
+Computed fields (lengths, checksums, pad count, ICRC, Ethernet type, RETH DMA length) default to
+None and fill themselves in; give a value to keep it, even a wrong one. A parsed packet keeps
+every field as read, so `bytes(parse(b)) == b`; delete a field (`del pkt[BTH].icrc`) to have it
+computed again after an edit.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Type, Union
+
+from . import _roceconf as _core
+from .errors import DecodeError, EncodeError, LayerError
+
+__all__ = ["Layer", "Packet", "Finding", "parse", "read_pcap", "LAYERS"]
+
+
+class Finding(NamedTuple):
+    """Something the decoder noticed: a stable code, the layer and frame offset, a message."""
+
+    code: str
+    layer: str
+    offset: int
+    message: str
+    severity: str  # "note", "warning" or "error"
+
+
+class Layer:
+    """One header. Subclasses (BTH, AETH, REQ, ...) come from the codec's layer table."""
+
+    __slots__ = ("_values",)
+    _fields: Tuple[str, ...] = ()
+    _defaults: Dict[str, Any] = {}
+    _computed: frozenset = frozenset()
+
+    def __init__(self, **fields: Any) -> None:
+        for name in fields:
+            if name not in self._defaults:
+                raise EncodeError(
+                    f"{type(self).__name__} has no field '{name}' "
+                    f"(fields: {', '.join(self._fields)})")
+        object.__setattr__(self, "_values", dict(fields))
+
+    @classmethod
+    def _from_values(cls, values: Dict[str, Any]) -> "Layer":
+        layer = object.__new__(cls)
+        object.__setattr__(layer, "_values", values)
+        return layer
+
+    def __getattr__(self, name: str) -> Any:
+        defaults = type(self)._defaults
+        if name in defaults:
+            return self._values.get(name, defaults[name])
+        raise AttributeError(f"{type(self).__name__} has no field '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self._defaults:
+            raise AttributeError(f"{type(self).__name__} has no field '{name}'")
+        self._values[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        if name not in self._defaults:
+            raise AttributeError(f"{type(self).__name__} has no field '{name}'")
+        self._values.pop(name, None)
+
+    def fields(self) -> Dict[str, Any]:
+        """Every field: the given values, the defaults for the rest (None: computed)."""
+        return {n: self._values.get(n, self._defaults[n]) for n in self._fields}
+
+    def copy(self) -> "Layer":
+        return type(self)._from_values(dict(self._values))
+
+    def __truediv__(self, other: Any) -> "Packet":
+        return Packet([self]) / other
+
+    def __rtruediv__(self, other: Any) -> "Packet":
+        return _as_packet(other) / self
+
+    def __bytes__(self) -> bytes:
+        return bytes(Packet([self]))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.fields() == other.fields()  # type: ignore
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        def show(v: Any) -> str:
+            return hex(v) if isinstance(v, int) and not isinstance(v, bool) and v > 9 else repr(v)
+        given = " ".join(f"{k}={show(v)}" for k, v in self._values.items() if v is not None)
+        return f"<{type(self).__name__} {given} |>" if given else f"<{type(self).__name__} |>"
+
+
+def _field_property(name: str, default: Any) -> property:
+    # A descriptor per field: reading pkt[BTH].psn is one dict lookup, no __getattr__ fallback.
+    def get(self: Layer) -> Any:
+        return self._values.get(name, default)
+
+    def put(self: Layer, value: Any) -> None:
+        self._values[name] = value
+
+    def drop(self: Layer) -> None:
+        self._values.pop(name, None)
+
+    return property(get, put, drop)
+
+
+LAYERS: Dict[str, Type[Layer]] = {}
+for _name, _doc, _table in _core.layer_table():
+    _attrs: Dict[str, Any] = {
+        "__slots__": (),
+        "__doc__": _doc + "\n\nFields: " + ", ".join(f[0] for f in _table) + ".",
+        "_fields": tuple(f[0] for f in _table),
+        "_defaults": {f[0]: f[1] for f in _table},
+        "_computed": frozenset(f[0] for f in _table if f[2]),
+    }
+    for _f in _table:
+        _attrs[_f[0]] = _field_property(_f[0], _f[1])
+    LAYERS[_name] = type(_name, (Layer,), _attrs)
+del _name, _doc, _table, _attrs, _f
+
+_CM = ("REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP", "LAP", "APR",
+       "ClassPortInfo")
+# BTH opcode for the header that follows it, when the opcode is not given (as Scapy's
+# bind_layers does for AETH): RC unless a datagram header says otherwise.
+_OPCODE_FOR_NEXT = {
+    "AETH": 0x11, "AtomicAckETH": 0x12, "AtomicETH": 0x14, "ImmDt": 0x05, "IETH": 0x17,
+    "DETH": 0x64, "XRCETH": 0xA4, "FETH": 0x1C,
+}
+
+
+def _as_packet(x: Any) -> "Packet":
+    if isinstance(x, Packet):
+        return x
+    if isinstance(x, Layer):
+        return Packet([x])
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return Packet([LAYERS["Raw"](load=bytes(x))])
+    if isinstance(x, str):
+        return Packet([LAYERS["Raw"](load=x.encode())])
+    raise EncodeError(f"cannot stack a {type(x).__name__} on a packet")
+
+
+class Packet:
+    """A stack of layers. Built with `/`, or parsed from bytes (parse(), read_pcap())."""
+
+    __slots__ = ("_layers", "_frame", "_cache")
+
+    def __init__(self, layers: Optional[List[Layer]] = None) -> None:
+        self._layers: Optional[List[Layer]] = list(layers or [])
+        self._frame = None
+        self._cache: Optional[Dict[Tuple[str, int], Layer]] = None
+
+    @classmethod
+    def _from_frame(cls, frame: Any) -> "Packet":
+        p = object.__new__(cls)
+        p._layers = None
+        p._frame = frame
+        p._cache = {}
+        return p
+
+    @classmethod
+    def from_bytes(cls, data: bytes, **options: Any) -> "Packet":
+        """parse(data, strict=False, ...)."""
+        options.setdefault("strict", False)
+        return parse(data, **options)
+
+    # ---- layers ----
+    @property
+    def layers(self) -> List[Layer]:
+        """The layers in wire order (a parsed packet reads them all on first use)."""
+        if self._layers is None:
+            seen: Dict[str, int] = {}
+            out = []
+            for name in self._frame.layers:
+                i = seen.get(name, 0)
+                seen[name] = i + 1
+                layer = self._cache.get((name, i))
+                if layer is None:
+                    layer = LAYERS[name]._from_values(self._frame.fields(name, i))
+                out.append(layer)
+            self._layers = out
+        return self._layers
+
+    def _find(self, cls: Union[str, Type[Layer]], nth: int = 0) -> Optional[Layer]:
+        name = cls if isinstance(cls, str) else cls.__name__
+        if self._layers is None:
+            key = (name, nth)
+            layer = self._cache.get(key)
+            if layer is None:
+                values = self._frame.fields(name, nth) if name in LAYERS else None
+                if values is None:
+                    return None
+                layer = LAYERS[name]._from_values(values)
+                self._cache[key] = layer
+            return layer
+        for layer in self._layers:
+            if type(layer).__name__ == name:
+                if nth == 0:
+                    return layer
+                nth -= 1
+        return None
+
+    def __getitem__(self, cls: Union[str, Type[Layer]]) -> Layer:
+        layer = self._find(cls)
+        if layer is None:
+            name = cls if isinstance(cls, str) else cls.__name__
+            raise LayerError(f"Layer [{name}] not present")
+        return layer
+
+    def __contains__(self, cls: Union[str, Type[Layer]]) -> bool:
+        return self._find(cls) is not None
+
+    def haslayer(self, cls: Union[str, Type[Layer]]) -> bool:
+        return self._find(cls) is not None
+
+    def getlayer(self, cls: Union[str, Type[Layer]], nb: int = 1) -> Optional[Layer]:
+        return self._find(cls, nb - 1)
+
+    def __truediv__(self, other: Any) -> "Packet":
+        return Packet([l.copy() for l in self.layers] + [l.copy() for l in _as_packet(other).layers])
+
+    def __rtruediv__(self, other: Any) -> "Packet":
+        return _as_packet(other) / self
+
+    def __iter__(self) -> Iterator[Layer]:
+        return iter(self.layers)
+
+    def __len__(self) -> int:
+        return len(bytes(self))
+
+    # ---- bytes ----
+    def _stack(self) -> List[Tuple[str, Dict[str, Any]]]:
+        layers = self.layers
+        names = [type(l).__name__ for l in layers]
+        stack = [(n, dict(l._values)) for n, l in zip(names, layers)]
+        if self._frame is not None:
+            return stack
+        # Built packets: what Scapy's bind_layers would set, unless given.
+        has_mad = any(n == "MAD" or n in _CM for n in names)
+        if has_mad and "DETH" not in names and "BTH" in names:
+            at = names.index("BTH") + 1
+            stack.insert(at, ("DETH", {"qkey": 0x80010000, "srcqp": 1}))
+            names.insert(at, "DETH")
+        if "BTH" in names:
+            i = names.index("BTH")
+            bth = stack[i][1]
+            if bth.get("opcode") is None:
+                after = names[i + 1] if i + 1 < len(names) else None
+                if after == "RETH":
+                    bth["opcode"] = 0x0A if "Raw" in names else 0x0C
+                elif after in _OPCODE_FOR_NEXT:
+                    bth["opcode"] = _OPCODE_FOR_NEXT[after]
+            if has_mad and bth.get("dqpn") is None:
+                bth["dqpn"] = 1
+        return stack
+
+    def __bytes__(self) -> bytes:
+        return _core.encode(self._stack())
+
+    def build(self) -> bytes:
+        return bytes(self)
+
+    # ---- what the decoder found ----
+    @property
+    def findings(self) -> List[Finding]:
+        frame = self._frame if self._frame is not None else _core.decode(bytes(self))
+        return [Finding(*f) for f in frame.findings]
+
+    @property
+    def icrc_ok(self) -> Optional[bool]:
+        """Whether the ICRC carried is the one computed; None without an ICRC."""
+        frame = self._frame if self._frame is not None else _core.decode(bytes(self))
+        icrc = frame.icrc
+        return None if icrc is None else icrc[0] == icrc[1]
+
+    @property
+    def time_ns(self) -> int:
+        """Capture time (read_pcap) since the Unix epoch, else 0."""
+        return self._frame.time_ns if self._frame is not None else 0
+
+    def summary(self) -> str:
+        frame = self._frame if self._frame is not None else _core.decode(bytes(self))
+        return frame.summary()
+
+    def show(self) -> None:
+        for layer in self.layers:
+            print(f"###[ {type(layer).__name__} ]###")
+            for k, v in layer.fields().items():
+                print(f"  {k:<24} = {hex(v) if isinstance(v, int) and v > 9 else v!r}")
+        for f in self.findings:
+            print(f"  !! {f.severity} {f.code} at {f.offset}: {f.message}")
+
+    def __repr__(self) -> str:
+        return " / ".join(repr(l) for l in self.layers)
+
+
+def parse(data: Union[bytes, bytearray, memoryview], *, link: int = 1, udp_port: int = 4791,
+          check_icrc: bool = True, strict: bool = True) -> Packet:
+    """Decodes one frame (link: 1 Ethernet, 101 raw IP, 247 InfiniBand, ...).
+
+    With strict (the default), a frame with an error finding (truncated header, bad length,
+    bad ICRC, ...) raises DecodeError, which carries the packet and its findings; with
+    strict=False the packet comes back with its findings."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"parse() takes bytes, not {type(data).__name__}")
+    frame = _core.decode(bytes(data), link, udp_port, check_icrc)
+    packet = Packet._from_frame(frame)
+    if strict:
+        errors = [Finding(*f) for f in frame.findings if f[4] == "error"]
+        if errors:
+            first = errors[0]
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise DecodeError(f"{first.code} in {first.layer} at byte {first.offset}: "
+                              f"{first.message}{more}", packet, packet.findings)
+    return packet
+
+
+def read_pcap(path: str, *, udp_port: int = 4791, check_icrc: bool = True) -> Iterator[Packet]:
+    """The frames of a pcap or pcapng file, decoded (never strict: see each packet's findings)."""
+    for frame in _core.CaptureIterator(str(path), udp_port, check_icrc):
+        yield Packet._from_frame(frame)
