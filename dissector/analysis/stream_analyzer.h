@@ -53,6 +53,10 @@ class StreamAnalyzer {
   // The stored result of a frame (nullptr when never added, or keep_results is off).
   const FrameAnalysis* result(std::uint64_t frame_number) const;
 
+  // The judgements about earlier frames (acked-by, nak-received) the last add() made; for
+  // consumers that keep their own per-frame results (keep_results off).
+  const std::vector<RcAnswer>& answers() const { return answers_; }
+
   const CmTracker& cm() const { return cm_; }
   AnalyzerStats stats() const;
 

@@ -1,0 +1,498 @@
+// The plugin inside tshark: captures built here with the codec (PSN gap with NAK and go-back-N,
+// duplicate, PSN wrap, multi-packet READ, bad ICRC among good ones, MTU and P_Key violations,
+// header checks, CM connect/reject/disconnect and the other CM messages, evidence comments)
+// are dissected by `tshark -2 -T json` with the plugin loaded, and the roceconf fields and
+// expert infos of every frame are checked.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dissector/mad/cm.h"
+#include "dissector/names.h"
+#include "dissector/packet.h"
+#include "dissector/wireshark/test/tshark_harness.h"
+
+namespace roceconf::wireshark::test {
+namespace {
+
+constexpr std::uint32_t kQpA = 0x11;  // the active side's QP
+constexpr std::uint32_t kQpB = 0x22;
+
+const std::vector<std::uint8_t>& payload_bytes() {
+  static const std::vector<std::uint8_t> bytes = [] {
+    std::vector<std::uint8_t> b(8192);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint8_t>(i * 7);
+    return b;
+  }();
+  return bytes;
+}
+
+enum class Net { kV4, kV6, kV1 };
+
+// A frame from A (192.0.2.1) to B (192.0.2.2), or back.
+Packet frame(bool from_a, Net net = Net::kV4) {
+  Packet p;
+  p.eth = Ethernet{};
+  p.eth->src = {0x02, 0, 0, 0, 0, static_cast<std::uint8_t>(from_a ? 1 : 2)};
+  p.eth->dst = {0x02, 0, 0, 0, 0, static_cast<std::uint8_t>(from_a ? 2 : 1)};
+  if (net == Net::kV1) {
+    p.grh = Grh{};
+    if (!from_a) std::swap(p.grh->sgid, p.grh->dgid);
+    return p;
+  }
+  if (net == Net::kV6) {
+    p.ipv6 = Ipv6{};
+    if (!from_a) std::swap(p.ipv6->src, p.ipv6->dst);
+  } else {
+    p.ipv4 = Ipv4{};
+    if (!from_a) std::swap(p.ipv4->src, p.ipv4->dst);
+  }
+  p.udp = Udp{};
+  return p;
+}
+
+Packet rc(bool from_a, std::uint8_t op, std::uint32_t psn, std::size_t payload = 0) {
+  Packet p = frame(from_a);
+  p.bth = Bth{};
+  p.bth->opcode = op;
+  p.bth->dqpn = from_a ? kQpB : kQpA;
+  p.bth->psn = psn;
+  p.bth->ackreq = from_a;
+  p.payload = Bytes(payload_bytes().data(), payload);
+  return p;
+}
+
+Packet ack(std::uint32_t psn, std::uint8_t syndrome = 0x1F, std::uint32_t msn = 0) {
+  Packet p = rc(false, opcode::kRcAck, psn);
+  p.aeth = Aeth{syndrome, msn};
+  return p;
+}
+
+Packet cm(bool from_a, CmMessage msg, std::uint64_t tid) {
+  Packet p = frame(from_a);
+  p.bth = Bth{};
+  p.bth->opcode = opcode::kUdSendOnly;
+  p.bth->dqpn = 1;
+  p.deth = Deth{0x80010000, 0, 1};
+  Mad m;
+  m.header.tid = tid;
+  m.cm = std::move(msg);
+  p.mad = std::move(m);
+  return p;
+}
+
+CmReq req(std::uint8_t mtu_enum = 3, std::uint16_t pkey = 0xFFFF) {
+  CmReq r;
+  r.local_comm_id = 0x1000;
+  r.service_id = 0x1234;
+  r.local_qpn = kQpA;
+  r.transport_type = cm_transport::kRc;
+  r.starting_psn = 500;  // B's requests start here
+  r.path_mtu = mtu_enum;
+  r.pkey = pkey;
+  r.responder_resources = 4;
+  r.initiator_depth = 4;
+  return r;
+}
+
+CmRep rep() {
+  CmRep r;
+  r.local_comm_id = 0x2000;
+  r.remote_comm_id = 0x1000;
+  r.local_qpn = kQpB;
+  r.starting_psn = 100;  // A's requests start here
+  r.responder_resources = 4;
+  r.initiator_depth = 4;
+  return r;
+}
+
+// REQ, REP and RTU: A's requests start at PSN 100.
+std::vector<Packet> connect(std::uint8_t mtu_enum = 3, std::uint16_t pkey = 0xFFFF) {
+  return {cm(true, req(mtu_enum, pkey), 7), cm(false, rep(), 7),
+          cm(true, CmRtu{0x1000, 0x2000, {}}, 7)};
+}
+
+class PluginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = tshark_unavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+
+  // Encodes `packets` (1 µs apart) with their comments and dissects them.
+  Dissection run(const std::vector<Packet>& packets, const std::vector<std::string>& comments = {},
+                 const EncodeOptions& options = {}) {
+    std::vector<Record> records;
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+      Record r;
+      r.bytes = encode(packets[i], options);
+      r.ns = 1'700'000'000'000'000'000 + static_cast<std::int64_t>(i) * 1000;
+      if (i < comments.size()) r.comment = comments[i];
+      records.push_back(std::move(r));
+    }
+    return run_records(records);
+  }
+
+  Dissection run_records(const std::vector<Record>& records) {
+    const std::string path = dir_.file("capture.pcapng");
+    write_pcapng(path, records);
+    // Every header field too, so that those paths run (the default adds only MAD and CM ones).
+    Dissection d = dissect(dir_, path, "-2 -o roceconf.codec_fields:TRUE");
+    EXPECT_EQ(d.status, 0) << d.error;
+    EXPECT_EQ(d.error, "") << "tshark printed warnings or errors";
+    EXPECT_EQ(d.frames.size(), records.size());
+    d.frames.resize(records.size());
+    return d;
+  }
+
+  TempDir dir_;
+};
+
+std::string hex32(std::uint32_t v) {
+  return fmt::format("{:#010x}", v);
+}
+
+#define EXPECT_FIELD(frames, n, field, value)                                               \
+  EXPECT_EQ((frames)[(n)-1].get(field), value) << "frame " << (n) << " " << (field) << "\n" \
+                                               << (frames)[(n)-1].dump()
+#define EXPECT_HAS(frames, n, field)                                                         \
+  EXPECT_TRUE((frames)[(n)-1].has(field)) << "frame " << (n) << " lacks " << (field) << "\n" \
+                                          << (frames)[(n)-1].dump()
+#define EXPECT_LACKS(frames, n, field)                                                      \
+  EXPECT_FALSE((frames)[(n)-1].has(field)) << "frame " << (n) << " has " << (field) << "\n" \
+                                           << (frames)[(n)-1].dump()
+
+TEST_F(PluginTest, CmConnectDataDisconnect) {
+  std::vector<Packet> p = connect();
+  p.push_back(rc(true, opcode::kRcSendOnly, 100, 64));            // 4
+  p.push_back(ack(100));                                          // 5
+  p.push_back(cm(true, CmDreq{0x1000, 0x2000, kQpB, 0, {}}, 9));  // 6
+  p.push_back(cm(false, CmDrep{0x2000, 0x1000, {}}, 9));          // 7
+  const auto f = run(p).frames;
+  EXPECT_FIELD(f, 1, "roceconf.cm.msg", "REQ");
+  EXPECT_FIELD(f, 1, "roceconf.conn.state", "req-sent");
+  EXPECT_FIELD(f, 1, "roceconf.conn.pmtu", "1024");
+  EXPECT_FIELD(f, 1, "roceconf.conn.pkey", "0xffff");
+  EXPECT_FIELD(f, 2, "roceconf.conn.state", "rep-received");
+  EXPECT_FIELD(f, 2, "roceconf.conn.request_frame", "1");
+  EXPECT_FIELD(f, 2, "roceconf.conn.passive_qpn", hex32(kQpB));
+  EXPECT_FIELD(f, 3, "roceconf.conn.state", "established");
+  EXPECT_FIELD(f, 5, "roceconf.link", "cm");
+  EXPECT_FIELD(f, 4, "roceconf.conn.state", "established");
+  EXPECT_FIELD(f, 4, "roceconf.psn.expected", "0x00000064");
+  EXPECT_FIELD(f, 4, "roceconf.pmtu", "1024");
+  EXPECT_LACKS(f, 4, "roceconf.pmtu.source");  // named only when not negotiated
+  EXPECT_FIELD(f, 4, "roceconf.analysis.acked_by", "5");
+  EXPECT_FIELD(f, 4, "roceconf.icrc.valid", "1");
+  EXPECT_FIELD(f, 5, "roceconf.analysis.ack_frame", "4");
+  EXPECT_FIELD(f, 5, "roceconf.analysis.response_time", "0.000001000");
+  EXPECT_FIELD(f, 5, "roceconf.syndrome", "ACK");
+  EXPECT_FIELD(f, 6, "roceconf.conn.state", "timewait");
+  EXPECT_FIELD(f, 7, "roceconf.conn.state", "closed");
+  EXPECT_FIELD(f, 7, "roceconf.conn.request_frame", "6");
+  for (std::size_t i = 1; i <= f.size(); ++i) EXPECT_LACKS(f, i, "roceconf.finding");
+}
+
+TEST_F(PluginTest, CmReject) {
+  CmRej rej;
+  rej.local_comm_id = 0x2000;
+  rej.remote_comm_id = 0x1000;
+  rej.reason = 8;  // invalid Service ID
+  const auto f = run({cm(true, req(), 7), cm(false, rej, 7)}).frames;
+  EXPECT_FIELD(f, 2, "roceconf.conn.state", "rejected");
+  EXPECT_FIELD(f, 2, "roceconf.cm.reason", "8");
+  EXPECT_FIELD(f, 2, "roceconf.cm.reason_name", std::string(rej_reason_name(8)));
+  EXPECT_HAS(f, 2, "roceconf.analysis.cm_rejected");
+  EXPECT_TRUE(f[1].contains("_ws.expert.message",
+                            fmt::format("REQ rejected, reason 8 ({})", rej_reason_name(8))))
+      << f[1].dump();
+}
+
+TEST_F(PluginTest, OtherCmMessagesDecoded) {
+  CmMra mra;
+  mra.local_comm_id = 0x2000;
+  mra.remote_comm_id = 0x1000;
+  mra.service_timeout = 17;
+  CmLap lap;
+  lap.local_comm_id = 0x1000;
+  lap.remote_comm_id = 0x2000;
+  lap.remote_qpn = kQpB;
+  CmApr apr;
+  apr.local_comm_id = 0x2000;
+  apr.remote_comm_id = 0x1000;
+  apr.ap_status = 1;
+  CmSidrReq sreq;
+  sreq.request_id = 0x77;
+  sreq.service_id = 0x4321;
+  CmSidrRep srep;
+  srep.request_id = 0x77;
+  srep.qpn = 0x99;
+  srep.service_id = 0x4321;
+  ClassPortInfo cpi;
+  cpi.resp_time_value = 18;
+  const auto f = run({cm(true, req(), 7), cm(false, mra, 7), cm(false, rep(), 7),
+                      cm(true, CmRtu{0x1000, 0x2000, {}}, 7), cm(true, lap, 8), cm(false, apr, 8),
+                      cm(true, sreq, 10), cm(false, srep, 10), cm(true, cpi, 11)})
+                     .frames;
+  EXPECT_FIELD(f, 2, "roceconf.cm.msg", "MRA");
+  EXPECT_FIELD(f, 2, "roceconf.cm.service_timeout", "17");
+  EXPECT_FIELD(f, 2, "roceconf.conn.state", "mra-received");
+  EXPECT_FIELD(f, 5, "roceconf.cm.msg", "LAP");
+  EXPECT_FIELD(f, 5, "roceconf.cm.remote_qpn", std::to_string(kQpB));
+  EXPECT_FIELD(f, 6, "roceconf.cm.msg", "APR");
+  EXPECT_FIELD(f, 6, "roceconf.cm.ap_status_name", std::string(apr_status_name(1)));
+  EXPECT_FIELD(f, 7, "roceconf.cm.msg", "SIDR_REQ");
+  EXPECT_FIELD(f, 7, "roceconf.cm.service_id", std::to_string(0x4321));
+  EXPECT_FIELD(f, 8, "roceconf.cm.msg", "SIDR_REP");
+  EXPECT_FIELD(f, 8, "roceconf.cm.qpn", std::to_string(0x99));
+  EXPECT_FIELD(f, 8, "roceconf.cm.sidr_status_name", std::string(sidr_status_name(0)));
+  EXPECT_FIELD(f, 9, "roceconf.cm.msg", "ClassPortInfo");
+  EXPECT_FIELD(f, 9, "roceconf.cm.resp_time_value", "18");
+}
+
+TEST_F(PluginTest, PsnGapNakAndGoBackN) {
+  const auto f = run({
+                         rc(true, opcode::kRcSendOnly, 0, 32),  // 1
+                         rc(true, opcode::kRcSendOnly, 1, 32),  // 2
+                         rc(true, opcode::kRcSendOnly, 3, 32),  // 3: PSN 2 lost
+                         ack(2, syndrome::kNakPsnSeqError),     // 4
+                         rc(true, opcode::kRcSendOnly, 2, 32),  // 5: go back to 2
+                         rc(true, opcode::kRcSendOnly, 3, 32),  // 6
+                         ack(3),                                // 7
+                     })
+                     .frames;
+  EXPECT_FIELD(f, 3, "roceconf.psn.expected", "0x00000002");
+  EXPECT_HAS(f, 3, "roceconf.analysis.out_of_sequence");
+  EXPECT_TRUE(f[2].contains("roceconf.analysis.flag", "out-of-sequence"));
+  for (int n : {1, 2, 5, 6}) EXPECT_LACKS(f, n, "roceconf.analysis.out_of_sequence");
+  EXPECT_HAS(f, 4, "roceconf.analysis.nak_seq_error");
+  EXPECT_FIELD(f, 4, "roceconf.analysis.nak_cause", "3");
+  EXPECT_FIELD(f, 4, "roceconf.syndrome", std::string(syndrome_name(0x60)));
+  EXPECT_TRUE(f[3].contains("_ws.expert.message",
+                            "NAK PSN sequence error, expected PSN 0x000002 (caused by frame 3)"))
+      << f[3].dump();
+  EXPECT_HAS(f, 6, "roceconf.analysis.retransmission");
+  EXPECT_FIELD(f, 6, "roceconf.analysis.retransmission_of", "3");
+  EXPECT_FIELD(f, 7, "roceconf.analysis.ack_frame", "6");
+  EXPECT_FIELD(f, 6, "roceconf.analysis.acked_by", "7");
+  // Paired by the first response: the only request channel between the two addresses.
+  EXPECT_FIELD(f, 4, "roceconf.link", "unique");
+}
+
+TEST_F(PluginTest, Duplicate) {
+  const auto f =
+      run({rc(true, opcode::kRcSendOnly, 0, 16), rc(true, opcode::kRcSendOnly, 1, 16),
+           rc(true, opcode::kRcSendOnly, 2, 16), ack(2), rc(true, opcode::kRcSendOnly, 1, 16)})
+          .frames;
+  EXPECT_FIELD(f, 5, "roceconf.psn.expected", "0x00000003");
+  EXPECT_HAS(f, 5, "roceconf.analysis.duplicate");
+  for (int n : {1, 2, 3}) EXPECT_LACKS(f, n, "roceconf.analysis.duplicate");
+}
+
+TEST_F(PluginTest, PsnWrap) {
+  const auto f =
+      run({rc(true, opcode::kRcSendOnly, 0xFFFFFE, 8), rc(true, opcode::kRcSendOnly, 0xFFFFFF, 8),
+           rc(true, opcode::kRcSendOnly, 0, 8), rc(true, opcode::kRcSendOnly, 1, 8), ack(1)})
+          .frames;
+  EXPECT_FIELD(f, 3, "roceconf.psn.expected", "0x00000000");
+  EXPECT_FIELD(f, 4, "roceconf.psn.expected", "0x00000001");
+  EXPECT_FIELD(f, 5, "roceconf.analysis.ack_frame", "4");
+  EXPECT_FIELD(f, 5, "roceconf.analysis.acked_count", "4");  // coalesced
+  EXPECT_FIELD(f, 5, "roceconf.analysis.first_acked_frame", "1");
+  for (std::size_t n = 1; n <= f.size(); ++n) {
+    EXPECT_LACKS(f, n, "roceconf.analysis.out_of_sequence");
+    EXPECT_LACKS(f, n, "roceconf.analysis.duplicate");
+  }
+}
+
+TEST_F(PluginTest, MultiPacketRead) {
+  std::vector<Packet> p = connect();  // path MTU 1024
+  Packet read = rc(true, opcode::kRcReadRequest, 100);
+  read.reth = Reth{0x1000, 0x55, 2500};
+  p.push_back(read);  // 4
+  const std::uint8_t ops[] = {opcode::kRcReadResponseFirst, opcode::kRcReadResponseMiddle,
+                              opcode::kRcReadResponseLast};
+  const std::size_t sizes[] = {1024, 1024, 452};
+  for (int i = 0; i < 3; ++i) {
+    Packet r = rc(false, ops[i], 100 + i, sizes[i]);
+    if (i != 1) r.aeth = Aeth{0x1F, 1};
+    p.push_back(r);  // 5, 6, 7
+  }
+  const auto f = run(p).frames;
+  EXPECT_FIELD(f, 5, "roceconf.analysis.read_response", "1 of 3");
+  EXPECT_FIELD(f, 6, "roceconf.analysis.read_response", "2 of 3");
+  EXPECT_FIELD(f, 7, "roceconf.analysis.read_response", "3 of 3");
+  EXPECT_FIELD(f, 7, "roceconf.analysis.read_count", "3");
+  for (int n : {5, 6, 7}) {
+    EXPECT_FIELD(f, n, "roceconf.analysis.ack_frame", "4");
+    EXPECT_LACKS(f, n, "roceconf.analysis.read_response_split");
+  }
+  EXPECT_HAS(f, 4, "roceconf.analysis.acked_by");
+}
+
+TEST_F(PluginTest, BadIcrcAmongGoodOnes) {
+  std::vector<Record> records;
+  const Net nets[] = {Net::kV4, Net::kV6, Net::kV1};
+  std::uint32_t psn = 0;
+  for (Net net : nets) {
+    for (bool bad : {false, true}) {
+      Packet p = frame(true, net);
+      p.bth = Bth{};
+      p.bth->opcode = opcode::kRcSendOnly;
+      p.bth->dqpn = kQpB;
+      p.bth->psn = psn++;
+      p.payload = Bytes(payload_bytes().data(), 40);
+      Record r;
+      r.bytes = encode(p);
+      if (bad) r.bytes[r.bytes.size() - 10] ^= 0x40;  // a payload bit the ICRC covers
+      r.ns = 1'700'000'000'000'000'000 + static_cast<std::int64_t>(psn) * 1000;
+      records.push_back(std::move(r));
+    }
+  }
+  const auto f = run_records(records).frames;
+  const char* framing[] = {"RoCEv2", "RoCEv2", "RoCEv2", "RoCEv2", "RoCEv1", "RoCEv1"};
+  for (std::size_t n = 1; n <= 6; ++n) {
+    const bool bad = n % 2 == 0;
+    EXPECT_FIELD(f, n, "roceconf.framing", framing[n - 1]);
+    EXPECT_FIELD(f, n, "roceconf.icrc.valid", bad ? "0" : "1");
+    EXPECT_HAS(f, n, "roceconf.icrc.expected");
+    if (bad) {
+      EXPECT_HAS(f, n, "roceconf.finding.bad_icrc");
+      EXPECT_TRUE(f[n - 1].contains("roceconf.finding", "bad-icrc"));
+      EXPECT_NE(f[n - 1].get("roceconf.icrc.expected"), f[n - 1].get("roceconf.icrc.value"));
+    } else {
+      EXPECT_LACKS(f, n, "roceconf.finding.bad_icrc");
+      EXPECT_LACKS(f, n, "roceconf.icrc.value");  // the carried value only when wrong
+    }
+  }
+}
+
+TEST_F(PluginTest, MtuViolations) {
+  std::vector<Packet> p = connect();                       // path MTU 1024
+  p.push_back(rc(true, opcode::kRcSendFirst, 100, 512));   // 4: FIRST shorter than the PMTU
+  p.push_back(rc(true, opcode::kRcSendLast, 101, 100));    // 5
+  p.push_back(rc(true, opcode::kRcSendOnly, 102, 2048));   // 6: ONLY over it
+  p.push_back(rc(true, opcode::kRcSendFirst, 103, 1024));  // 7: fine
+  p.push_back(rc(true, opcode::kRcSendLast, 104, 1500));   // 8: LAST over it
+  const auto f = run(p).frames;
+  EXPECT_HAS(f, 4, "roceconf.analysis.mtu_short_first_middle");
+  EXPECT_HAS(f, 6, "roceconf.analysis.mtu_exceeded");
+  EXPECT_HAS(f, 8, "roceconf.analysis.mtu_exceeded");
+  for (int n : {5, 7}) {
+    EXPECT_LACKS(f, n, "roceconf.analysis.mtu_exceeded");
+    EXPECT_LACKS(f, n, "roceconf.analysis.mtu_short_first_middle");
+  }
+  EXPECT_TRUE(f[5].contains("_ws.expert.message",
+                            "payload of 2048 bytes exceeds the negotiated path MTU 1024"))
+      << f[5].dump();
+}
+
+TEST_F(PluginTest, PkeyMismatch) {
+  std::vector<Packet> p = connect(3, 0xFFFF);
+  p.push_back(rc(true, opcode::kRcSendOnly, 100, 8));  // 4
+  Packet wrong = rc(true, opcode::kRcSendOnly, 101, 8);
+  wrong.bth->pkey = 0x8001;
+  p.push_back(wrong);  // 5
+  const auto f = run(p).frames;
+  EXPECT_LACKS(f, 4, "roceconf.analysis.pkey_mismatch");
+  EXPECT_HAS(f, 5, "roceconf.analysis.pkey_mismatch");
+  EXPECT_FIELD(f, 1, "roceconf.conn.pkey", "0xffff");
+  EXPECT_TRUE(f[4].contains("_ws.expert.message",
+                            "P_Key 0x8001 does not match P_Key 0xffff negotiated by CM "
+                            "(connection 1)"))
+      << f[4].dump();
+  EXPECT_FIELD(f, 5, "roceconf.bth.pkey", std::to_string(0x8001));
+}
+
+TEST_F(PluginTest, HeaderChecksAndNakNames) {
+  Packet tver = rc(true, opcode::kRcSendOnly, 0, 8);
+  tver.bth->version = 1;
+  Packet reserved = rc(true, opcode::kRcSendOnly, 1, 8);
+  reserved.bth->resv7 = 0x11;
+  Packet pad = rc(true, opcode::kRcSendOnly, 2, 8);
+  pad.bth->padcount = 3;  // 8 bytes need no pad
+  std::vector<Record> records;
+  EncodeOptions keep_pad;
+  keep_pad.fill_pad = false;
+  for (const Packet* p : {&tver, &reserved, &pad}) {
+    Record r;
+    r.bytes = encode(*p, keep_pad);
+    records.push_back(std::move(r));
+  }
+  Record rnr;
+  rnr.bytes = encode(ack(3, static_cast<std::uint8_t>(syndrome::kRnrBase | 14)));
+  records.push_back(std::move(rnr));
+  Record inv;
+  inv.bytes = encode(ack(3, syndrome::kNakInvalidRequest));
+  records.push_back(std::move(inv));
+  const auto f = run_records(records).frames;
+  EXPECT_HAS(f, 1, "roceconf.finding.bth_tver");
+  EXPECT_HAS(f, 2, "roceconf.finding.reserved_bits");
+  EXPECT_HAS(f, 3, "roceconf.finding.pad_count");
+  EXPECT_FIELD(f, 4, "roceconf.syndrome", "RNR_NAK");
+  EXPECT_FIELD(f, 4, "roceconf.rnr_timer_usec", std::to_string(rnr_timer_usec(14)));
+  EXPECT_HAS(f, 4, "roceconf.analysis.nak_rnr");
+  EXPECT_FIELD(f, 5, "roceconf.syndrome", std::string(syndrome_name(0x61)));
+  EXPECT_HAS(f, 5, "roceconf.analysis.nak_invalid_request");
+}
+
+TEST_F(PluginTest, EvidenceComments) {
+  const std::vector<std::string> comments = {
+      "roceconf case=psn/in-order-ack step=cases/psn/in-order-ack.rcase:5 verdict=pass "
+      "event=sent note=RC SEND_ONLY psn=0x000000 len=8",
+      "roceconf case=psn/gap-naks-once step=cases/psn/gap-naks-once.rcase:9 verdict=fail "
+      "event=received note=RC ACK psn=0x000000 msn=1",
+      "a comment of someone else",
+  };
+  const auto f =
+      run({rc(true, opcode::kRcSendOnly, 0, 8), ack(0), rc(true, opcode::kRcSendOnly, 1, 8)},
+          comments)
+          .frames;
+  EXPECT_FIELD(f, 1, "roceconf.case", "psn/in-order-ack");
+  EXPECT_FIELD(f, 1, "roceconf.verdict", "pass");
+  EXPECT_FIELD(f, 1, "roceconf.step", "cases/psn/in-order-ack.rcase:5");
+  EXPECT_FIELD(f, 1, "roceconf.event", "sent");
+  EXPECT_FIELD(f, 1, "roceconf.note", "RC SEND_ONLY psn=0x000000 len=8");
+  EXPECT_LACKS(f, 1, "roceconf.verdict.fail");
+  EXPECT_FIELD(f, 2, "roceconf.case", "psn/gap-naks-once");
+  EXPECT_FIELD(f, 2, "roceconf.verdict", "fail");
+  EXPECT_FIELD(f, 2, "roceconf.event", "received");
+  EXPECT_HAS(f, 2, "roceconf.verdict.fail");
+  EXPECT_LACKS(f, 3, "roceconf.case");
+}
+
+TEST_F(PluginTest, SinglePassDisplayFilter) {
+  std::vector<Record> records;
+  for (std::uint32_t psn : {0u, 1u, 3u}) {
+    Record r;
+    r.bytes = encode(rc(true, opcode::kRcSendOnly, psn, 8));
+    records.push_back(std::move(r));
+  }
+  const std::string path = dir_.file("gap.pcapng");
+  write_pcapng(path, records);
+  const auto r = testutil::run(tshark_command(dir_.path()) + " -r " + quote(path) +
+                               " -Y roceconf.analysis.out_of_sequence -T fields -e frame.number "
+                               "-e roceconf.psn.expected 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.output, "3\t0x00000002\n");
+}
+
+TEST_F(PluginTest, LoadsWithoutWarnings) {
+#ifdef ROCECONF_SANITIZER_PRELOAD
+  GTEST_SKIP() << "tshark -G starts Wireshark's extcap helpers, which would inherit the preloaded "
+                  "sanitizer runtimes; the plain build checks loading";
+#endif
+  const auto r = testutil::run(tshark_command(dir_.path()) + " -G plugins 2>&1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("roceconf.so"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("arning"), std::string::npos) << r.output;
+  const auto p = testutil::run(tshark_command(dir_.path()) + " -G protocols 2>&1");
+  EXPECT_NE(p.output.find("\troceconf\troceconf"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roceconf::wireshark::test
