@@ -1,9 +1,9 @@
-#include "agent/request_fields.h"
+#include "suite/target/control_fields.h"
 
 #include <algorithm>
 #include <charconv>
 
-namespace roceconf::agent {
+namespace roceconf::target {
 
 using nlohmann::json;
 
@@ -102,4 +102,4 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
-}  // namespace roceconf::agent
+}  // namespace roceconf::target
