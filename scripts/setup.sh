@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   clang clang-format libclang-rt-14-dev
-  libpcap-dev libisal-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libpcap-dev libisal-dev libssl-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark libwireshark-dev libglib2.0-dev
   python3 python3-dev python3-pytest python3-scapy python3-pybind11 pybind11-dev

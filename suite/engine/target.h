@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +45,11 @@ class Target {
   virtual std::string_view kind() const = 0;  // "reference", "daemon", "raw"
   virtual std::string describe() const = 0;   // one line for reports
   virtual Capabilities capabilities() const = 0;
+
+  // What the reports certify, as ordered key/value pairs: "name", "vendor_id",
+  // "vendor_part_id", "fw_ver", "node_guid", "driver", "kernel", "rdma_core", "source" (where
+  // the values came from: "agent hello", "profile", "built-in"). Empty values are left out.
+  virtual std::vector<std::pair<std::string, std::string>> identity() const { return {}; }
 
   // The tester's port: frames sent here reach the target, its frames arrive here.
   virtual roceconf::Port& port() = 0;
