@@ -56,6 +56,7 @@ section.case .title{color:var(--muted)}
 .desc{white-space:pre-line;margin:4px 0}
 .reason{margin:4px 0}
 table.diff td.actual{color:var(--fail);font-weight:600}
+table.trace td.unchecked{font-style:italic;color:var(--inconclusive)}.release{color:var(--muted)}
 pre{background:var(--code);padding:6px 8px;border-radius:4px;overflow-x:auto;margin:4px 0}
 .ladder{margin-top:8px}
 .ladder .lanes,.ladder li{display:grid;grid-template-columns:6.5em minmax(0,1fr)}
@@ -256,7 +257,15 @@ void write_case(std::string& out, const CaseResult& c, const HtmlOptions& option
   };
   row("Case", "<code>" + esc(c.id) + "</code>");
   if (!c.title.empty()) row("Title", esc(c.title));
-  if (!c.clause.empty()) row("Clause", esc(c.clause));
+  if (!c.citation.empty()) {
+    row("Citation",
+        "<code>" + esc(c.citation) + "</code>" +
+            (c.release.empty() ? "" : " <span class=\"release\">" + esc(c.release) + "</span>"));
+    if (!c.rule.empty()) row("Rule", esc(c.rule));
+    if (!c.checked.empty()) row("Checked", esc(c.checked));
+  } else if (!c.clause.empty()) {
+    row("Clause", esc(c.clause));
+  }
   if (!c.requirement.empty()) row("Requirement", esc(c.requirement));
   if (!c.needs.empty()) row("Needs", esc(fmt::format("{}", fmt::join(c.needs, ", "))));
   if (!c.source.empty()) row("Source", "<code>" + esc(c.source) + "</code>");
@@ -282,6 +291,28 @@ void write_case(std::string& out, const CaseResult& c, const HtmlOptions& option
   }
   write_ladder(out, c, options.max_events_per_case);
   out += "</div></details></section>\n";
+}
+
+// Appendix: the traceability of every case of the run (citation, release, level, rule, where
+// the citation was checked), so the report stands alone as a certificate's annex.
+void write_traceability_appendix(std::string& out, const RunResult& run) {
+  out +=
+      "<h2 id=\"traceability\">Appendix: traceability</h2>\n<p>Each case's citation (clause "
+      "numbers and statement IDs of the release named), the rule it checks, and the public "
+      "source its citation was checked against. <em>unchecked</em>: no public source confirmed "
+      "the number.</p>\n<div class=\"scroll\"><table class=\"trace\"><thead><tr><th>Case</th>"
+      "<th>Citation</th><th>Release</th><th>Level</th><th>Rule</th><th>Checked</th><th>Verdict"
+      "</th></tr></thead>\n<tbody>\n";
+  for (const CaseResult& c : run.cases) {
+    const bool unchecked = c.checked.empty() || c.checked.find("unchecked") != std::string::npos;
+    out += fmt::format(
+        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td><code>{}</code></td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td{}>{}</td><td>{}</td></tr>\n",
+        esc(case_anchor(c.id)), esc(c.id), esc(c.citation.empty() ? c.clause : c.citation),
+        esc(c.release), esc(c.requirement), esc(c.rule), unchecked ? " class=\"unchecked\"" : "",
+        esc(c.checked.empty() ? "unchecked" : c.checked), badge(c.verdict));
+  }
+  out += "</tbody></table></div>\n";
 }
 
 std::string count_cell(int n) {
@@ -399,6 +430,7 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
     for (const CaseResult& c : run.cases)
       if (c.area == area) write_case(out, c, options);
   }
+  write_traceability_appendix(out, run);
   out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
   return out;
 }

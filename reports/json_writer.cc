@@ -37,6 +37,10 @@ Json case_json(const CaseResult& c) {
   j["title"] = c.title;
   j["description"] = c.description;
   j["clause"] = c.clause;
+  j["citation"] = c.citation;
+  j["rule"] = c.rule;
+  j["release"] = c.release;
+  j["checked"] = c.checked;
   j["requirement"] = c.requirement;
   j["needs"] = c.needs;
   j["source"] = c.source;

@@ -51,6 +51,18 @@ void write_case(std::string& out, const CaseResult& c) {
                      attr(c.area), attr(c.id), seconds(c.duration_ns));
   if (!c.source.empty()) out += fmt::format(" file=\"{}\"", attr(c.source));
   out += ">\n";
+  if (!c.citation.empty() || !c.release.empty()) {
+    // The citation a certification quotes, per test case (as pytest's record_property does).
+    out += "      <properties>\n";
+    for (const auto& [name, value] :
+         {std::pair<const char*, const std::string&>{"citation", c.citation},
+          {"release", c.release},
+          {"rule", c.rule},
+          {"checked", c.checked}})
+      if (!value.empty())
+        out += fmt::format("        <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
+    out += "      </properties>\n";
+  }
   const std::string message = attr(c.reason);
   switch (c.verdict) {
     case Verdict::kPass:

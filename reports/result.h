@@ -46,11 +46,17 @@ struct Event {
 };
 
 struct CaseResult {
-  std::string id;                  // "psn/gap-naks-once"
-  std::string area;                // "psn"
-  std::string title;               // one line
-  std::string description;         // a few lines: what the case checks and why
-  std::string clause;              // "IBA Vol 1 9.7.5.1.2 (C9-...)"
+  std::string id;           // "psn/gap-naks-once"
+  std::string area;         // "psn"
+  std::string title;        // one line
+  std::string description;  // a few lines: what the case checks and why
+  // "9.7.5.1 C9-97 (IBA Vol 1 Release 1.2.1 + Annex A17): one NAK per PSN gap": the human line
+  // made of the four fields below (or the text a case gave without a citation).
+  std::string clause;
+  std::string citation;            // clause numbers and statement IDs only: "9.7.5.1 C9-97"
+  std::string rule;                // what the citation requires, paraphrased
+  std::string release;             // "IBA Vol 1 Release 1.2.1 + Annex A17"
+  std::string checked;             // where the citation was checked, or "unchecked"
   std::string requirement;         // "MUST" or "SHOULD"
   std::vector<std::string> needs;  // capabilities: "responder", "control", ...
   std::string source;              // "cases/psn/gap-naks-once.rcase" or "cases/scale/concurrent.cc"

@@ -95,6 +95,16 @@ engine::CaseDef make_python_case(const py::handle& info) {
   def.title = info.attr("title").cast<std::string>();
   def.description = info.attr("description").cast<std::string>();
   def.clause = info.attr("clause").cast<std::string>();
+  // Optional, as a CaseInfo of an older module may lack them.
+  const auto text = [&](const char* name) {
+    return py::getattr(info, name, py::str("")).cast<std::string>();
+  };
+  def.citation = text("citation");
+  def.rule = text("rule");
+  def.release = text("release");
+  def.checked = text("checked");
+  if (def.release.empty()) def.release = std::string(engine::kCatalogueRelease);
+  if (!def.citation.empty()) def.clause = engine::clause_text(def.citation, def.release, def.rule);
   def.requirement = info.attr("requirement").cast<std::string>();
   def.needs = info.attr("needs").cast<std::vector<std::string>>();
   def.source = info.attr("source").cast<std::string>();

@@ -19,6 +19,10 @@ py::dict result_dict(const report::CaseResult& r) {
   d["area"] = r.area;
   d["title"] = r.title;
   d["clause"] = r.clause;
+  d["citation"] = r.citation;
+  d["rule"] = r.rule;
+  d["release"] = r.release;
+  d["checked"] = r.checked;
   d["requirement"] = r.requirement;
   d["source"] = r.source;
   d["verdict"] = std::string(report::verdict_name(r.verdict));

@@ -129,3 +129,24 @@ def test_case_metadata_and_mistakes():
 
     r = roceconf.run_case(bad_step)
     assert r.verdict == "error" and "frobnicate" in r.reason
+
+
+def test_citation_apart_from_its_rule():
+    """A case may give its citation as the catalogue does: numbers apart from the paraphrase."""
+
+    @roceconf.case(id="pytest/cited", citation="9.7.5 C9-105", rule="duplicates are re-ACKed",
+                   checked="Linux rxe duplicate_request", needs=["responder"])
+    def cited(ctx):
+        ctx.connect()
+
+    r = roceconf.run_case(cited)
+    assert r.verdict == "pass", r.explain()
+    assert r.citation == "9.7.5 C9-105" and r.rule == "duplicates are re-ACKed"
+    assert r.release == "IBA Vol 1 Release 1.2.1 + Annex A17"
+    assert r.checked == "Linux rxe duplicate_request"
+    assert r.clause == ("9.7.5 C9-105 (IBA Vol 1 Release 1.2.1 + Annex A17): "
+                        "duplicates are re-ACKed")
+    with pytest.raises(roceconf.CaseError, match="paraphrase goes in rule="):
+        roceconf.case(citation="9.7.5 (duplicates)")
+    with pytest.raises(roceconf.CaseError, match="clause=... or citation="):
+        roceconf.case(requirement="MUST")

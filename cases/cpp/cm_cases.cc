@@ -200,7 +200,9 @@ void stale_connection(CaseContext& ctx) {
 
 // ---- no RTU: REP resent, then REJ Timeout ----------------------------------------------------
 
-void rtu_timeout(CaseContext& ctx) {
+// want_rej: the REJ Timeout after the last retry is required (SHOULD case); without it only the
+// REP retries are graded and a REJ of any reason is accepted.
+void rtu_timeout(CaseContext& ctx, bool want_rej) {
   ctx.require("responder");
   constexpr unsigned kMaxCmRetries = 2;
   constexpr unsigned kResponseTimeout = 12;  // 4.096 us x 2^12 = 16.8 ms
@@ -215,11 +217,12 @@ void rtu_timeout(CaseContext& ctx) {
   const Received first = expect_rep(ctx, c);
   const auto* rep = cm_as<CmRep>(first);
   const std::uint32_t qpn = rep->local_qpn, comm_id = rep->local_comm_id;
-  step(ctx, "no RTU: the REP again, then REJ Timeout");
+  step(ctx, want_rej ? "no RTU: the REP again, then REJ Timeout" : "no RTU: the REP again");
   const TimeNs start = ctx.now();
   unsigned resent = 0;
   std::optional<Received> rej;
-  while (!rej && ctx.now() - start < limit) {
+  // Without want_rej the whole window is watched: a REP after the retries ran out also counts.
+  while ((!rej || !want_rej) && ctx.now() - start < limit) {
     for (Received& got : ctx.collect(&c, 10 * kMillisecond)) {
       if (const auto* again = cm_as<CmRep>(got)) {
         ++resent;
@@ -228,18 +231,14 @@ void rtu_timeout(CaseContext& ctx) {
                    {{"cm.local_qpn", hex(qpn), hex(again->local_qpn)},
                     {"cm.local_comm_id", hex(comm_id), hex(again->local_comm_id)}});
       } else if (cm_as<CmRej>(got)) {
-        rej = std::move(got);
-        break;
+        if (!rej) rej = std::move(got);
+        if (want_rej) break;
       } else {
         ctx.fail(fmt::format("while waiting for the RTU the target sent {}", cm_name(got)),
                  {{"cm.msg", "REP or REJ", cm_name(got)}});
       }
     }
   }
-  if (!rej)
-    ctx.fail(fmt::format("no REJ within {} ms of the REP (the REP was resent {} times)",
-                         limit / kMillisecond, resent),
-             {{"cm.msg", "REJ reason 4 (timeout)", "nothing"}});
   if (resent == 0)
     ctx.fail("the target gave up without resending its REP once",
              {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries), "0"}});
@@ -247,6 +246,17 @@ void rtu_timeout(CaseContext& ctx) {
     ctx.fail(
         fmt::format("the REP was resent {} times, more than Max CM Retries", resent),
         {{"REP retransmissions", fmt::format("1 to {}", kMaxCmRetries), std::to_string(resent)}});
+  if (!want_rej) {
+    ctx.note(fmt::format(
+        "REP resent {} time(s){}", resent,
+        rej ? fmt::format(", then REJ reason {}", cm_as<CmRej>(*rej)->reason) : ", then nothing"));
+    if (rej) c.state = engine::ConnState::kRejected;
+    return;
+  }
+  if (!rej)
+    ctx.fail(fmt::format("no REJ within {} ms of the REP (the REP was resent {} times)",
+                         limit / kMillisecond, resent),
+             {{"cm.msg", "REJ reason 4 (timeout)", "nothing"}});
   const auto* r = cm_as<CmRej>(*rej);
   if (r->reason != 4 || r->remote_comm_id != c.local_comm_id)
     ctx.fail("the REJ that ends the wait for the RTU is not a Timeout REJ for this connection",
@@ -321,14 +331,21 @@ void concurrent_setups(CaseContext& ctx, int n) {
   }
 }
 
+// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
+struct Cite {
+  std::string citation, rule, checked;
+};
+
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
-         std::string clause, std::string level, std::function<void(CaseContext&)> run) {
+         Cite cite, std::string level, std::function<void(CaseContext&)> run) {
   engine::CaseDef def;
   def.id = std::move(id);
   def.area = "cm";
   def.title = std::move(title);
   def.description = std::move(description);
-  def.clause = std::move(clause);
+  def.citation = std::move(cite.citation);
+  def.rule = std::move(cite.rule);
+  def.checked = std::move(cite.checked);
   def.requirement = std::move(level);
   def.needs = {"responder"};
   def.source = kSource;
@@ -345,8 +362,10 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
       "Communication ID must not be 0, and its Local QPN must not be QP0 or QP1. After the RTU a "
       "SEND to that QPN is ACKed, and a DREQ carrying the REP's IDs gets a DREP with the same "
       "pair of IDs.",
-      "IBA Vol 1 ch. 12, Table 110 (REP Local/Remote Communication ID, Local QPN), Table 112/113 "
-      "(DREQ/DREP communication IDs)",
+      {"Table 110 o12-3; Table 112; Table 113",
+       "The REP's Remote Communication ID is the REQ's Local Communication ID, its own is nonzero "
+       "and its Local QPN names a data QP; DREQ and DREP carry the pair of IDs",
+       "Tables 106-113: Linux ibta_vol1_c12.h; o12-3: p4ws mgmt.p4 (weak)"},
       "MUST", rep_identifies_connection);
   add(catalogue, "cm/rep-rdma-resources",
       "The REP's READ/atomic resources fit the REQ's, and the responder takes as many READs as "
@@ -356,8 +375,11 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
       "exceed 2 (the tester will never have more in flight; a target that copies the REQ's "
       "Responder Resources instead of swapping the two fields gets 3). The RCNF convention asks "
       "for at least 1. That many READs are then sent back to back and each must be answered.",
-      "IBA Vol 1 ch. 12, Table 106 (REQ Responder Resources, Initiator Depth), Table 110 (REP "
-      "Responder Resources, Initiator Depth); RCNF convention (Responder Resources >= 1)",
+      {"Table 106; Table 110",
+       "The REP's Initiator Depth is at most the REQ's Responder Resources and its Responder "
+       "Resources at most the REQ's Initiator Depth; the responder then takes as many READs as "
+       "it offered (the RCNF convention asks for at least 1)",
+       "Tables 106-113: Linux ibta_vol1_c12.h; the swap: Linux cm.c"},
       "MUST", rep_rdma_resources);
   add(catalogue, "cm/duplicate-req-one-connection",
       "A repeated REQ does not make a second connection",
@@ -365,8 +387,11 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
       "may send the same REP again, send an MRA, or stay silent; it must not answer with a REP "
       "naming another QP, communication ID or starting PSN, and must not reject the attempt. "
       "The RTU then completes the first connection, which carries data.",
-      "IBA Vol 1 ch. 12, passive side REP Sent: a duplicate REQ (same Local Communication ID and "
-      "Local CA GUID) is not a new connection request",
+      {"Table 106",
+       "A duplicate REQ (same Local Communication ID and Local CA GUID) in REP Sent is not a new "
+       "connection request: the same REP again, an MRA or nothing, never another connection",
+       "duplicate REQ handling: Linux cm.c cm_dup_req_handler; Table 106: Linux "
+       "ibta_vol1_c12.h"},
       "MUST", duplicate_req);
   add(catalogue, "cm/stale-connection-rej",
       "A REQ from a QP that is still in a connection is rejected as stale (reason 10)",
@@ -374,19 +399,38 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
       "and QPN under a new communication ID (the peer QP was reused while the target still "
       "holds the old connection). The passive side must reject it with reason 10, Stale "
       "Connection. It may also release c with a DREQ, which the tester answers.",
-      "IBA Vol 1 ch. 12, Table 109 (reason 10 Stale Connection); REQ whose remote QPN and CA "
-      "GUID belong to an existing connection",
+      {"Table 108; Table 109",
+       "A REQ whose QPN and CA GUID belong to an established connection is rejected with reason "
+       "10, Stale Connection",
+       "REJ reason codes: Linux ib_cm.h; stale REQ: Linux cm.c cm_match_req; unchecked: Table "
+       "109"},
       "MUST", stale_connection);
+  add(catalogue, "cm/rep-retries-bounded",
+      "Without an RTU the REP is resent, at most Max CM Retries times, and then no more",
+      "The REQ asks for a 16.8 ms CM response timeout (code 12) and Max CM Retries 2, and no "
+      "RTU (and no data) follows the REP. The passive side must resend its REP (the same QP and "
+      "communication ID) at least once and at most twice within 600 ms, and send nothing else "
+      "but a REJ (any reason) for this connection. cm/rtu-timeout-rej grades the REJ Timeout.",
+      {"Table 106",
+       "The passive side resends its REP on each CM response timeout, at most Max CM Retries "
+       "times; then it gives up on the connection",
+       "Table 106: Linux ibta_vol1_c12.h; REP resend: Linux cm.c"},
+      "MUST", [](CaseContext& ctx) { rtu_timeout(ctx, false); });
   add(catalogue, "cm/rtu-timeout-rej",
       "Without an RTU the REP is resent at most Max CM Retries times, then the connection is "
       "rejected with reason 4 (Timeout)",
       "The REQ asks for a 16.8 ms CM response timeout (code 12) and Max CM Retries 2, and no "
-      "RTU (and no data) follows the REP. The passive side must resend its REP (the same QP and "
-      "communication ID) at least once and at most twice, then send a REJ with reason 4 for "
-      "this connection. All of it fits in well under 600 ms.",
-      "IBA Vol 1 ch. 12, Table 106 (REQ Local CM Response Timeout, Max CM Retries), Table 109 "
-      "(reason 4 Timeout); passive side REP Sent: timeout, resend, REJ",
-      "MUST", rtu_timeout);
+      "RTU (and no data) follows the REP. The passive side should resend its REP (the same QP "
+      "and communication ID) at least once and at most twice, then send a REJ with reason 4 "
+      "for this connection, so the active side learns of it. Linux goes idle without a REJ, "
+      "illumos sends one; no statement makes it mandatory: SHOULD. All of it fits in well under "
+      "600 ms.",
+      {"Table 106; Table 108; Table 109",
+       "When the REP's retries run out without an RTU the passive side should reject the "
+       "connection with reason 4, Timeout",
+       "REJ reason codes: Linux ib_cm.h; no REJ from Linux cm.c cm_process_send_error, one from "
+       "illumos; unchecked: Table 109"},
+      "SHOULD", [](CaseContext& ctx) { rtu_timeout(ctx, true); });
   add(catalogue, "cm/bad-class-version-no-connection",
       "A REQ with an unsupported CM class version makes no connection",
       "A REQ whose MAD header carries class version 0x7F is not a REQ the target's CM can "
@@ -394,8 +438,11 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
       "(Invalid Class Version), are both acceptable; a REJ with another reason is not. The "
       "same REQ with class version 2 from a fresh connection is then accepted and carries "
       "data.",
-      "IBA Vol 1 ch. 13, 13.4 (MAD common header: ClassVersion), ch. 12 Table 109 (reason "
-      "31 Invalid Class Version)",
+      {"13.4 C13-4.2-1.1; Table 109",
+       "A MAD of an unsupported class version is not processed as that class: no REP; a REJ "
+       "with reason 31 (Invalid Class Version) or silence",
+       "REJ reason 31: Linux ib_cm.h; C13-4.2-1.1: p4ws mgmt.p4 (weak); unchecked: 13.4, Table "
+       "109"},
       "MUST", bad_class_version);
 
   for (int n : {1, 8, 32, 128}) {
@@ -408,7 +455,11 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
         "{} REQs are sent back to back before any REP is read. Each must get a REP carrying a QP "
         "number no other connection has, and each connection must then accept a SEND.",
         n);
-    def.clause = "IBA Vol 1 12.6.8 (REP: Local QPN), 12.9.1 (connection establishment)";
+    def.citation = "12.6.8; 12.9.1; Table 110";
+    def.rule =
+        "Each connection established gets its own QP: the REP's Local QPN names a QP no other "
+        "connection has, also when set-ups overlap";
+    def.checked = "Table 110: Linux ibta_vol1_c12.h; unchecked: 12.6.8, 12.9.1";
     def.requirement = "MUST";
     def.needs = {"responder"};
     def.source = "cases/cpp/cm_cases.cc";

@@ -120,14 +120,21 @@ void wrong_udp_port(CaseContext& ctx) {
   expect_intact_accepted(ctx, c);
 }
 
+// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
+struct Cite {
+  std::string citation, rule, checked;
+};
+
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
-         std::string clause, std::function<void(CaseContext&)> run) {
+         Cite cite, std::function<void(CaseContext&)> run) {
   engine::CaseDef def;
   def.area = id.substr(0, id.find('/'));
   def.id = std::move(id);
   def.title = std::move(title);
   def.description = std::move(description);
-  def.clause = std::move(clause);
+  def.citation = std::move(cite.citation);
+  def.rule = std::move(cite.rule);
+  def.checked = std::move(cite.checked);
   def.requirement = "MUST";
   def.needs = {"responder"};
   def.source = kSource;
@@ -149,9 +156,11 @@ void add_psn_cpp_cases(engine::Catalogue& catalogue) {
       "A target QP is made through the control API expecting a PSN a few below 0xFFFFFF, chosen "
       "by the run's seed (with CM the target chooses the PSN the tester sends from); eight SENDs "
       "cross the wrap and each must be ACKed with its own PSN.";
-  def.clause =
-      "IBA Vol 1 9.7.1 (PSN arithmetic modulo 2^24), 11.2.5.2 (Modify QP: the expected "
-      "receive PSN set at RTR)";
+  def.citation = "9.7.1; 11.2.4.2";
+  def.rule =
+      "PSNs count modulo 2^24 from the expected receive PSN Modify QP set at RTR, whatever it is: "
+      "each request across the wrap is ACKed with its own PSN";
+  def.checked = "11.2.4.2: Annex A17 text, SIF sif_qp.c; unchecked: 9.7.1";
   def.requirement = "MUST";
   def.needs = {"control"};
   def.source = "cases/cpp/psn_cases.cc";
@@ -163,22 +172,31 @@ void add_psn_cpp_cases(engine::Catalogue& catalogue) {
       "A SEND_ONLY of 64 bytes has one payload bit flipped after its ICRC was computed, as a bit "
       "error in flight would. The ICRC covers the payload, so the packet must be discarded with "
       "no response and no effect; the same request resent intact is ACKed.",
-      "IBA Vol 1 7.8.1 (Invariant CRC covers the payload); Annex A17 (RoCEv2 ICRC)",
+      {"7.8.1; CA17-22 CA17-24",
+       "The ICRC covers the payload: a packet corrupted after its ICRC was computed is discarded "
+       "silently, with no effect",
+       "7.8.1: 2026-12 source check; CA17-22, CA17-24: Annex A17 text"},
       payload_corruption);
   add(catalogue, "header/bad-ip-checksum-dropped",
       "A RoCEv2 packet with a bad IPv4 header checksum is dropped silently",
       "The IPv4 header checksum of a SEND_ONLY is made wrong; the ICRC, which masks the checksum, "
       "still checks. The IP layer must discard the datagram: no response, no effect; the same "
       "request with a correct checksum is ACKed.",
-      "RFC 1122 3.2.1.2 (a host MUST verify the IP header checksum and silently discard a "
-      "datagram that fails); Annex A17 (RoCEv2 runs over IP/UDP)",
+      {"RFC 1122 3.2.1.2; CA17-24",
+       "A host verifies the IP header checksum and silently discards a datagram that fails; "
+       "RoCEv2 runs over IP/UDP, and the ICRC (which masks the checksum) does not excuse it",
+       "RFC 1122 text; CA17-24: Annex A17 text"},
       bad_ip_checksum);
   add(catalogue, "header/wrong-udp-port-ignored",
       "A request to a UDP port other than 4791 is not RoCEv2 and is not delivered",
       "A SEND_ONLY for the connection's QP, with a correct ICRC, is sent to UDP destination port "
       "4792. It is not RoCEv2 traffic: the target must not answer with any RoCE packet nor "
       "execute it; the same request to port 4791 is ACKed.",
-      "Annex A17 (RoCEv2: UDP destination port 4791 identifies RoCEv2 packets)", wrong_udp_port);
+      {"CA17-20",
+       "UDP destination port 4791 identifies RoCEv2: a packet to another port is not delivered "
+       "to the transport",
+       "CA17-20: Annex A17 text"},
+      wrong_udp_port);
 }
 
 }  // namespace roceconf::cases

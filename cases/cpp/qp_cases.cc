@@ -481,15 +481,54 @@ void cq_overflow_at_depth(CaseContext& ctx) {
              {{"async_event", "none", "CQ_ERR other"}});
 }
 
+// C9-222.1.1: an R_Key violation on an RDMA WRITE without immediate relates to the QP but to
+// no receive WQE, so besides the NAK the responder's client learns of it through an affiliated
+// asynchronous error on the QP. Which event the spec leaves open (10.10.2.3): any QP error event
+// naming the QP is accepted; the QP's state afterwards is not graded.
+void access_error_async_event(CaseContext& ctx) {
+  ctx.require("control");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c recv=1; the events so far drained");
+  ctx.open(c, {{"recv", "1"}});
+  (void)events_within(ctx, 0);
+  step(ctx, "RDMA_WRITE_ONLY psn=0 ackreq=1 len=16 rkey=0x5a5a5a5a (no such R_Key)");
+  ctx.send(c, "RDMA_WRITE_ONLY",
+           {{"psn", "0"}, {"ackreq", "1"}, {"len", "16"}, {"offset", "0"}, {"rkey", "0x5a5a5a5a"}});
+  ctx.expect(&c, {"NAK", {{"psn", "0"}, {"syndrome", "rem_acc_err"}}},
+             ctx.timing().expect_window());
+  step(ctx, "an affiliated asynchronous error on c's QP");
+  const std::vector<json> seen =
+      events_within(ctx, ctx.timing().expect_window(), "QP_ACCESS_ERR", c.remote_qpn);
+  for (std::string_view type : {"QP_ACCESS_ERR", "QP_REQ_ERR", "QP_FATAL"})
+    if (has_event(seen, type, c.remote_qpn)) {
+      ctx.note(fmt::format("async event {} on QP {:#x}", type, c.remote_qpn));
+      return;
+    }
+  std::string got;
+  for (const auto& e : seen) got += (got.empty() ? "" : ", ") + e.dump();
+  ctx.fail(
+      "the R_Key violation of a WRITE without immediate raised no affiliated asynchronous "
+      "error on the QP",
+      {{"async_event", "QP_ACCESS_ERR (or QP_REQ_ERR, QP_FATAL) on the QP",
+        got.empty() ? "none" : got}});
+}
+
+// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
+struct Cite {
+  std::string citation, rule, checked;
+};
+
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
-         std::string clause, std::string level, std::vector<std::string> needs,
+         Cite cite, std::string level, std::vector<std::string> needs,
          std::function<void(CaseContext&)> run) {
   engine::CaseDef def;
   def.area = id.substr(0, id.find('/'));
   def.id = std::move(id);
   def.title = std::move(title);
   def.description = std::move(description);
-  def.clause = std::move(clause);
+  def.citation = std::move(cite.citation);
+  def.rule = std::move(cite.rule);
+  def.checked = std::move(cite.checked);
   def.requirement = std::move(level);
   def.needs = std::move(needs);
   def.source = std::string(kSource);
@@ -506,32 +545,40 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
       "transition with exactly the attributes it requires; each must succeed and query must show "
       "the new state. In RTR a SEND from the tester is ACKed; in RTS a posted SEND goes out with "
       "the sq_psn given and completes once ACKed.",
-      "IBA Vol 1 10.3 (QP state machine: RESET->INIT->RTR->RTS; RTR receives, RTS also sends), "
-      "11.2.5.2 (Modify QP: the attributes each transition requires)",
+      {"10.3 C10-20; 11.2.4.2",
+       "A new QP is in Reset; RESET->INIT->RTR->RTS each succeed with the attributes Modify QP "
+       "requires for them; in RTR the QP receives, in RTS it also sends",
+       "C10-20: linux-rdma 2021-07; 11.2.4.2: Annex A17 text, SIF sif_qp.c; unchecked: 10.3"},
       "MUST", {"control"}, legal_transitions);
   add(catalogue, "qp/no-stale-send-queue",
       "A QP flushed and reset sends nothing of its old send queue when it is back in RTS",
       "A SEND is posted and received (not ACKed); the QP is moved to ERR (the WR completes with "
       "WR_FLUSH_ERR), reset and brought back to RTS. Nothing may be sent then; a new SEND must be "
       "the first request, with its own payload.",
-      "IBA Vol 1 10.3 (QP states: Error flushes the work queues; a QP in Reset holds no work "
-      "requests), 11.2.5.2 (Modify QP to Reset)",
+      {"10.3; 11.2.4.2",
+       "Error flushes the work queues and a QP in Reset holds no work requests: back in RTS it "
+       "sends nothing of its old send queue",
+       "11.2.4.2: Annex A17 text, SIF sif_qp.c; unchecked: 10.3"},
       "MUST", {"control"}, no_stale_send_queue);
   add(catalogue, "qp/doorbell-two-wqes",
       "Two SEND WRs posted in one call go out as two messages with their own payloads, in order",
       "One post_send request carries two SEND WRs (40 bytes of pattern 0x11, 56 bytes of pattern "
       "0x77), so they share one doorbell. The tester must receive two SEND_ONLY packets, PSN 0 and "
       "1, with exactly those payloads; after the ACKs both WRs complete successfully, in order.",
-      "IBA Vol 1 11.4.1.1 (Post Send Request: a list of WRs is posted in order, each WR its own "
-      "message), 9.5 (transaction ordering)",
+      {"11.4.1.1; 9.5",
+       "A list of WRs posted in one Post Send is executed in order, each WR its own message with "
+       "its own data",
+       "unchecked"},
       "MUST", {"control"}, doorbell_two_wqes);
   add(catalogue, "data/send-byte-exact",
       "A SEND lands byte for byte in the receive buffer, with the right byte_len and qp_num",
       "One 256-byte receive is posted; a 100-byte SEND of pattern 7 is ACKed, its receive "
       "completes as RECV with byte_len 100 and the QP's number, and the first 100 bytes of the "
       "buffer hold the payload.",
-      "IBA Vol 1 9.4.1 (SEND: payload placed in the buffers of the receive WQE), 11.4.2 (Poll for "
-      "Completion: byte length and QP of the work completion)",
+      {"9.4.1; 11.4.2",
+       "A SEND's payload is placed in the buffers of the receive WQE; its completion gives the "
+       "byte length and the QP",
+       "unchecked"},
       "MUST", {"control"}, send_byte_exact);
   add(catalogue, "nak/rkey-out-of-bounds",
       "A WRITE one byte past the R_Key's region gets NAK remote access error; up to the end it is "
@@ -539,25 +586,46 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
       "Using the region length from the REP, a 16-byte WRITE ending exactly at the last byte is "
       "ACKed, and a 16-byte WRITE starting one byte later (so its last byte is outside) gets a NAK "
       "remote access error carrying its PSN.",
-      "IBA Vol 1 10.6 (R_Key checks: the whole range must lie within the region), 9.9.3 "
-      "(responder errors: R_Key violation -> Remote Access Error), 9.7.5.2 (NAK codes)",
+      {"10.6; 9.9.3 C9-222.1.1; 9.7.5.2",
+       "The whole range of a remote access must lie within the region of its R_Key; one byte "
+       "past it is an R_Key violation: NAK remote access error",
+       "NAK 0x62 for R_Key violations: Linux rxe; C9-222.1.1 (9.9.3.1.3): linux-rdma 2026-02; "
+       "unchecked: 10.6, 9.7.5.2"},
       "MUST", {"responder"}, rkey_out_of_bounds);
   add(catalogue, "nak/mr-write-denied",
       "A WRITE through the R_Key of a region without REMOTE_WRITE gets NAK remote access error",
       "A second region is registered with LOCAL_WRITE and REMOTE_READ. A READ through its R_Key "
       "returns its content; a WRITE through it gets a NAK remote access error (not invalid "
       "request: the QP allows writes, the region does not) and leaves the memory unchanged.",
-      "IBA Vol 1 10.6 (memory region access rights checked for each remote access), 9.9.3 "
-      "(responder errors: access rights violation -> Remote Access Error), 9.7.5.2 (NAK codes)",
+      {"10.6 C10-57; 9.9.3 C9-222.1.1; 9.7.5.2",
+       "A remote access needs the memory region's access right: a WRITE through a region without "
+       "REMOTE_WRITE gets NAK remote access error and changes nothing",
+       "C10-57: linux-rdma 2020-09; NAK 0x62: Linux rxe; C9-222.1.1 (9.9.3.1.3): linux-rdma "
+       "2026-02; unchecked: 9.7.5.2"},
       "MUST", {"control"}, mr_write_denied);
+  add(catalogue, "nak/access-error-async-event",
+      "An R_Key violation on a WRITE without immediate is NAKed and reported as an affiliated "
+      "asynchronous error",
+      "An RDMA WRITE without immediate through an R_Key that does not exist consumes no receive "
+      "WQE, so the error can be tied to the QP but to no WQE. The requester must get NAK remote "
+      "access error carrying the WRITE's PSN, and the target's client an affiliated asynchronous "
+      "error on the QP (QP_ACCESS_ERR, or another QP error event). nak/error-state-after-access-"
+      "error grades the same violation on a WRITE with immediate, which puts the QP in Error.",
+      {"9.9.3 C9-222.1.1; 10.10.2.3",
+       "For a class C responder error the NAK is always sent; one that relates to the QP but to "
+       "no receive WQE (an RDMA WRITE without immediate) is reported to the responder's client "
+       "as an affiliated asynchronous error",
+       "C9-222.1.1 (9.9.3.1.3) text: linux-rdma 2026-02; unchecked: 10.10.2.3"},
+      "MUST", {"control"}, access_error_async_event);
   add(catalogue, "cq/overflow-at-depth",
       "A CQ overruns at exactly depth+1 completions, raising CQ_ERR on that CQ only",
       "QP c completes receives on a CQ created with depth 4 (the depth the target grants is used). "
       "depth SENDs must raise no CQ error; the next one overruns the CQ and must raise the "
       "affiliated asynchronous error CQ_ERR naming that CQ (not a QP error, not one completion "
       "later). Another QP on another CQ keeps working.",
-      "IBA Vol 1 11.4.2 (Poll for Completion: CQ overrun), 11.6.3 (affiliated asynchronous "
-      "errors: CQ Error, reported on the overrun CQ)",
+      {"11.4.2 C11-37; 11.6.3",
+       "A CQ overrun is a CQ error, reported as an affiliated asynchronous error on that CQ",
+       "C11-37: linux-rdma 2019-06; unchecked: 11.6.3"},
       "MUST", {"control"}, cq_overflow_at_depth);
 }
 

@@ -91,6 +91,29 @@ TEST(HtmlWriter, FailingCaseOpenWithDiffAndLadder) {
   EXPECT_LT(ack, ladder.find("+310.0 µs"));
 }
 
+TEST(HtmlWriter, CitationRuleAndTraceabilityAppendix) {
+  const std::string html = to_html(test::sample_run());
+  const std::string section =
+      slice(html, "<section class=\"case c-pass ok\" id=\"case-psn-in-order-acks\">", "</section>");
+  ASSERT_FALSE(section.empty());
+  EXPECT_NE(section.find("<dt>Citation</dt><dd><code>9.7.5.1; 9.7.5.1.1 C9-81</code> <span "
+                         "class=\"release\">IBA Vol 1 Release 1.2.1 + Annex A17</span></dd>"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("<dt>Rule</dt><dd>An in-order request with AckReq set is ACKed with its "
+                         "own PSN</dd>"),
+            std::string::npos);
+  const std::string appendix = slice(html, "<h2 id=\"traceability\">", "</table>");
+  ASSERT_FALSE(appendix.empty());
+  EXPECT_EQ(occurrences(appendix, "<tr><td><a href=\"#case-"), 5);  // every case of the run
+  EXPECT_NE(appendix.find("<code>9.7.5.1; 9.7.5.1.1 C9-81</code>"), std::string::npos);
+  EXPECT_NE(appendix.find("<td class=\"unchecked\">pib; unchecked: 9.7.5.1.1, C9-81</td>"),
+            std::string::npos)
+      << appendix;
+  // A case without a citation shows its clause text.
+  EXPECT_NE(appendix.find("<code>IBA Vol 1 9.7.5.1.2 (C9-112)</code>"), std::string::npos);
+}
+
 TEST(HtmlWriter, PassingCasesCollapsed) {
   const std::string html = to_html(test::sample_run());
   const std::string pass =

@@ -42,6 +42,19 @@ TEST(JsonWriter, EveryCaseHasTheRequiredKeys) {
   EXPECT_EQ(verdicts, (std::vector<std::string>{"pass", "fail", "skip", "error", "inconclusive"}));
 }
 
+TEST(JsonWriter, CitationApartFromItsRule) {
+  const json j = json::parse(to_json(test::sample_run()));
+  const json& pass = j["cases"][0];
+  EXPECT_EQ(pass["citation"], "9.7.5.1; 9.7.5.1.1 C9-81");
+  EXPECT_EQ(pass["rule"], "An in-order request with AckReq set is ACKed with its own PSN");
+  EXPECT_EQ(pass["release"], "IBA Vol 1 Release 1.2.1 + Annex A17");
+  EXPECT_EQ(pass["checked"], "pib; unchecked: 9.7.5.1.1, C9-81");
+  EXPECT_EQ(pass["clause"],
+            "9.7.5.1; 9.7.5.1.1 C9-81 (IBA Vol 1 Release 1.2.1 + Annex A17): An in-order "
+            "request with AckReq set is ACKed with its own PSN");
+  EXPECT_EQ(j["cases"][1]["citation"], "");  // a case without one keeps its clause text
+}
+
 TEST(JsonWriter, FailingCaseDiffsAndEvents) {
   const json j = json::parse(to_json(test::sample_run()));
   const json& c = j["cases"][1];

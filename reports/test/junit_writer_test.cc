@@ -75,6 +75,21 @@ TEST(JunitWriter, CaseElements) {
             std::string::npos);
 }
 
+TEST(JunitWriter, CitationAsTestcaseProperties) {
+  const std::string xml = to_junit_xml(test::sample_run());
+  const std::string pass = xml.substr(xml.find("name=\"psn/in-order-acks\""), std::string::npos);
+  const std::string props = pass.substr(0, pass.find("</properties>"));
+  EXPECT_NE(props.find("<property name=\"citation\" value=\"9.7.5.1; 9.7.5.1.1 C9-81\"/>"),
+            std::string::npos)
+      << props;
+  EXPECT_NE(props.find("<property name=\"release\" value=\"IBA Vol 1 Release 1.2.1 + Annex "
+                       "A17\"/>"),
+            std::string::npos);
+  EXPECT_NE(props.find("<property name=\"checked\" value=\"pib; unchecked: 9.7.5.1.1, "
+                       "C9-81\"/>"),
+            std::string::npos);
+}
+
 TEST(JunitWriter, EscapesMarkupAndControlCharacters) {
   RunResult run = test::sample_run();
   CaseResult& c = run.cases[1];

@@ -77,7 +77,11 @@ inline RunResult sample_run() {
   pass.id = "psn/in-order-acks";
   pass.area = "psn";
   pass.title = "In-order SENDs are ACKed";
-  pass.clause = "IBA Vol 1 9.7.5.1.1";
+  pass.citation = "9.7.5.1; 9.7.5.1.1 C9-81";
+  pass.rule = "An in-order request with AckReq set is ACKed with its own PSN";
+  pass.release = "IBA Vol 1 Release 1.2.1 + Annex A17";
+  pass.checked = "pib; unchecked: 9.7.5.1.1, C9-81";
+  pass.clause = pass.citation + " (" + pass.release + "): " + pass.rule;
   pass.requirement = "MUST";
   pass.verdict = Verdict::kPass;
   pass.start_unix_ns = kT0 - 5'000'000;

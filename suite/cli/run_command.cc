@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cases/builtin.h"
 #include "reports/atomic_file.h"
@@ -94,7 +96,79 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
       fmt::format("unknown target '{}' (reference, daemon or raw)", args.target));
 }
 
-int list_cases(const std::vector<const engine::CaseDef*>& cases) {
+// Markdown table cells: one line, no column breaks.
+std::string md_cell(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    if (ch == '|')
+      out += "\\|";
+    else
+      out += ch == '\n' ? ' ' : ch;
+  }
+  return out;
+}
+
+// --list: the cases as text (one a line), as the traceability table (md), or as JSON.
+int list_cases(const std::vector<const engine::CaseDef*>& cases, const std::string& format) {
+  if (format == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto* c : cases)
+      out.push_back({{"id", c->id},
+                     {"area", c->area},
+                     {"title", c->title},
+                     {"level", c->requirement},
+                     {"citation", c->citation},
+                     {"rule", c->rule},
+                     {"release", c->release},
+                     {"checked", c->checked},
+                     {"clause", c->clause},
+                     {"needs", c->needs},
+                     {"source", c->source}});
+    fmt::print("{}\n", out.dump(2));
+    return kExitOk;
+  }
+  if (format == "md") {
+    std::map<std::string, int> levels, releases;
+    int unchecked = 0, partly = 0;
+    // Wholly unchecked: no source confirmed any number of the citation; partly: some of them.
+    const auto wholly = [](const engine::CaseDef& c) {
+      return c.checked.empty() || c.checked.starts_with("unchecked");
+    };
+    for (const auto* c : cases) {
+      ++levels[c->requirement];
+      ++releases[c->release];
+      if (wholly(*c))
+        ++unchecked;
+      else if (engine::has_unchecked_citation(*c))
+        ++partly;
+    }
+    fmt::print(
+        "# Traceability: roceconf cases to IBA clauses\n\n"
+        "Generated from the built catalogue by `roceconf run --list --format md`; do not edit "
+        "(a test compares it with the catalogue). Each case's citation holds clause numbers and "
+        "statement IDs of its release; the rule paraphrases what they require; *checked* names "
+        "the public text the citation was checked against, and `unchecked:` the numbers no "
+        "public source confirmed (cases/README.md). **unchecked**: none of them was.\n\n");
+    std::string level_text, release_text;
+    for (const auto& [level, n] : levels)
+      level_text += fmt::format("{}{} {}", level_text.empty() ? "" : ", ", n, level);
+    for (const auto& [release, n] : releases)
+      release_text += fmt::format("{}{} ({} cases)", release_text.empty() ? "" : "; ",
+                                  release.empty() ? "(none)" : release, n);
+    fmt::print(
+        "{} cases: {}. Release: {}. Citations checked against public text: {} wholly, {} in "
+        "part, {} not at all.\n\n",
+        cases.size(), level_text, release_text, cases.size() - unchecked - partly, partly,
+        unchecked);
+    fmt::print(
+        "| Case | Citation | Release | Level | Rule | Checked |\n|---|---|---|---|---|---|\n");
+    for (const auto* c : cases)
+      fmt::print("| `{}` | {} | {} | {} | {} | {} |\n", c->id,
+                 md_cell(c->citation.empty() ? c->clause : c->citation), md_cell(c->release),
+                 c->requirement, md_cell(c->rule),
+                 wholly(*c) ? "**unchecked**" : md_cell(c->checked));
+    return kExitOk;
+  }
   for (const auto* c : cases) {
     std::string needs;
     for (const auto& n : c->needs) needs += (needs.empty() ? "" : ",") + n;
@@ -184,7 +258,7 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
     catalogue.sort();
   }
   const auto selected = catalogue.select(args.filter);
-  if (args.list) return list_cases(selected);
+  if (args.list) return list_cases(selected, args.list_format);
   if (selected.empty())
     return setup_error(
         fmt::format("no case matches --filter '{}' (see 'roceconf run --list')", args.filter));
@@ -307,6 +381,9 @@ void add_run_options(CLI::App& app, std::function<int()>& run,
   cmd->add_option("--quirk", args->quirks, quirk_help);
   cmd->add_option("--filter", args->filter, "run only cases whose id or area matches a glob");
   cmd->add_flag("--list", args->list, "list the cases (after --filter) and exit");
+  cmd->add_option("--format", args->list_format,
+                  "--list as text (default), md (the traceability table) or json")
+      ->check(CLI::IsMember({"text", "md", "json"}));
   cmd->add_option(
       "--out", args->out_dir,
       "directory of the reports when no report path is given (default roceconf-report)");

@@ -24,6 +24,7 @@ struct RunArgs {
   std::vector<std::string> quirks;
   std::string filter;
   bool list = false;
+  std::string list_format = "text";  // --list --format text|md|json
   std::string out_dir = "roceconf-report";
   std::optional<std::string> junit, json, html, pcap;
   // raw target

@@ -854,9 +854,18 @@ std::optional<Received> CaseContext::next_for(Connection* c, TimeNs deadline, bo
 }
 
 Received CaseContext::expect(Connection* c, const Expectation& e, TimeNs window, bool eventually) {
+  return expect(c, std::vector<Expectation>{e}, window,
+                eventually ? ExpectMode::kEventually : ExpectMode::kNext);
+}
+
+Received CaseContext::expect(Connection* c, const std::vector<Expectation>& alternatives,
+                             TimeNs window, ExpectMode mode) {
+  if (alternatives.empty()) error("expect: nothing to expect");
   const TimeNs deadline = add_saturating(now(), window);
-  const std::string what =
-      fmt::format("expect {}{} {}", c ? c->name + " " : "", e.kind, e.fields.text());
+  std::string what = fmt::format("expect {}", c ? c->name + " " : "");
+  for (std::size_t i = 0; i < alternatives.size(); ++i)
+    what += fmt::format("{}{} {}", i ? " or " : "", alternatives[i].kind,
+                        alternatives[i].fields.text());
   std::vector<report::FieldDiff> first_diffs;
   std::string first_seen;
   for (;;) {
@@ -868,16 +877,28 @@ Received CaseContext::expect(Connection* c, const Expectation& e, TimeNs window,
              first_diffs);
       fail(fmt::format("{}: nothing arrived within {} ms", what, window / kMillisecond));
     }
-    auto diffs = match(r->packet, c, e);
-    if (!diffs) error(diffs.error());
-    if (diffs->empty()) {
-      after_match(c, r->packet);
-      record(report::EventKind::kExpectMet, what);
-      return std::move(*r);
+    // The diffs of the alternative the packet came closest to.
+    std::optional<std::vector<report::FieldDiff>> closest;
+    for (const auto& e : alternatives) {
+      auto diffs = match(r->packet, c, e);
+      if (!diffs) error(diffs.error());
+      if (diffs->empty()) {
+        after_match(c, r->packet);
+        record(report::EventKind::kExpectMet, what);
+        return std::move(*r);
+      }
+      if (!closest || diffs->size() < closest->size()) closest = std::move(*diffs);
     }
-    if (!eventually) fail(fmt::format("{}: got {}", what, describe_received(r->packet, c)), *diffs);
+    if (mode == ExpectMode::kAfterEarlierAcks &&
+        acknowledges_earlier(r->packet, c, alternatives.front())) {
+      record(report::EventKind::kNote, fmt::format("passed over {} (an earlier PSN acknowledged)",
+                                                   describe_received(r->packet, c)));
+      continue;
+    }
+    if (mode != ExpectMode::kEventually)
+      fail(fmt::format("{}: got {}", what, describe_received(r->packet, c)), *closest);
     if (first_diffs.empty()) {
-      first_diffs = *diffs;
+      first_diffs = *closest;
       first_seen = describe_received(r->packet, c);
     }
   }

@@ -104,6 +104,13 @@ class CaseContext {
   // The next packet for `c` (any RoCE packet when null) must match within `window`; with
   // `eventually`, other packets for `c` are skipped. Returns the match. FAILs otherwise.
   Received expect(Connection* c, const Expectation& e, TimeNs window, bool eventually = false);
+  // What an expect passes over before its match: nothing (kNext), any packet for `c`
+  // (kEventually), or ACKs of PSNs before the expected one (kAfterEarlierAcks: a responder may
+  // acknowledge each packet of a message or coalesce, so either is accepted).
+  enum class ExpectMode : std::uint8_t { kNext, kEventually, kAfterEarlierAcks };
+  // The next packet must match one of `alternatives` (the spec allows each of them).
+  Received expect(Connection* c, const std::vector<Expectation>& alternatives, TimeNs window,
+                  ExpectMode mode);
   // No packet for `c` (none at all when null) within `window`.
   void expect_nothing(Connection* c, TimeNs window);
   // Packets for `c` that arrive within `window` (collects, never fails).

@@ -3,7 +3,27 @@
 #include <algorithm>
 #include <array>
 
+#include <fmt/format.h>
+
 namespace roceconf::engine {
+
+std::string clause_text(std::string_view citation, std::string_view release,
+                        std::string_view rule) {
+  std::string out(citation);
+  if (!release.empty()) out += fmt::format("{}({})", out.empty() ? "" : " ", release);
+  if (!rule.empty()) out += fmt::format("{}{}", out.empty() ? "" : ": ", rule);
+  return out;
+}
+
+bool has_unchecked_citation(const CaseDef& def) {
+  return def.checked.empty() || def.checked.find("unchecked") != std::string::npos;
+}
+
+void Catalogue::add(CaseDef def) {
+  if (def.release.empty()) def.release = std::string(kCatalogueRelease);
+  if (!def.citation.empty()) def.clause = clause_text(def.citation, def.release, def.rule);
+  cases_.push_back(std::move(def));
+}
 
 bool glob_match(std::string_view g, std::string_view t) {
   std::size_t gi = 0, ti = 0, star = std::string_view::npos, mark = 0;

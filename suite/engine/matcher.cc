@@ -81,6 +81,18 @@ bool is_cm_kind(std::string_view kind) {
   return false;
 }
 
+bool acknowledges_earlier(const Packet& p, const Connection* c, const Expectation& e) {
+  if (!p.bth || p.bth->opcode != opcode::kRcAck || !p.aeth ||
+      aeth_type(p.aeth->syndrome) != AethType::kAck)
+    return false;
+  const std::string* value = e.fields.find("psn");
+  if (!value) return false;
+  auto rel = parse_int(*value);
+  if (!rel) return false;
+  const std::uint32_t want = psn::add(c ? c->local_psn0 : 0, *rel);
+  return psn::diff(p.bth->psn, want) < 0;
+}
+
 std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p,
                                                                  const Connection* c,
                                                                  const Expectation& e) {

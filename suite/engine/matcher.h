@@ -28,6 +28,11 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
                                                                  const Connection* c,
                                                                  const Expectation& e);
 
+// Whether `p` is an ACK (AETH syndrome ACK) of a PSN before the one `e` expects (`psn=` in `e`,
+// relative as in match). Any response acknowledges every earlier request (coalescing,
+// 9.7.5.1.2), so a responder may ACK packets of a message before the ACK a case waits for.
+bool acknowledges_earlier(const Packet& p, const Connection* c, const Expectation& e);
+
 // Whether a kind names a CM message (REQ, REP, ...), which travels on QP1.
 bool is_cm_kind(std::string_view kind);
 

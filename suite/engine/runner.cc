@@ -68,6 +68,10 @@ report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& ti
   r.title = def.title;
   r.description = def.description;
   r.clause = def.clause;
+  r.citation = def.citation;
+  r.rule = def.rule;
+  r.release = def.release;
+  r.checked = def.checked;
   r.requirement = def.requirement;
   r.needs = def.needs;
   r.source = def.source;

@@ -46,11 +46,28 @@ std::expected<Statement, std::string> parse_statement(int line, const std::strin
     i = 1;
   }
   bool in_fields = false;
+  bool want_kind = false;  // after `or`: the alternative's kind comes next
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
     const auto eq = w.find('=');
-    if (eq != std::string::npos && eq > 0 && w.find_first_of("<>!") == std::string::npos) {
-      s.fields.set(w.substr(0, eq), w.substr(eq + 1));
+    const bool is_field =
+        eq != std::string::npos && eq > 0 && w.find_first_of("<>!") == std::string::npos;
+    if (want_kind) {
+      if (is_field || w == "or" || w == "...")
+        return std::unexpected("'or' is followed by a packet kind (expect c ACK ... or NAK ...)");
+      s.alternatives.back().kind = w;
+      want_kind = false;
+      in_fields = true;
+    } else if (w == "or") {
+      if (s.words.size() != 3 || s.words[0] != "expect")
+        return std::unexpected("only 'expect CONNECTION KIND ...' takes 'or KIND ...'");
+      if (!s.flags.empty())
+        return std::unexpected("write the words after the fields at the end of the step");
+      s.alternatives.emplace_back();
+      want_kind = true;
+    } else if (is_field) {
+      (s.alternatives.empty() ? s.fields : s.alternatives.back().fields)
+          .set(w.substr(0, eq), w.substr(eq + 1));
       in_fields = true;
     } else if (w == "...") {
       in_fields = true;
@@ -61,6 +78,7 @@ std::expected<Statement, std::string> parse_statement(int line, const std::strin
     }
   }
   if (s.words.empty()) return std::unexpected("a step needs a verb (connect, send, expect, ...)");
+  if (want_kind) return std::unexpected("'or' is followed by a packet kind");
   return s;
 }
 
@@ -115,13 +133,25 @@ std::vector<report::FieldDiff> compare_json(const nlohmann::json& actual, const 
     std::string expected = value;
     if (c && (key == "qp_num" || key == "dest_qp_num") && value == c->name)
       expected = std::to_string(key == "qp_num" ? c->remote_qpn : c->local_qpn);
-    if (a.is_number_unsigned()) {
-      auto n = parse_uint(expected);
-      if (!n || *n != a.get<std::uint64_t>())
-        diffs.push_back({field, expected, std::to_string(a.get<std::uint64_t>())});
-    } else if (json_text(a) != expected) {
-      diffs.push_back({field, expected, json_text(a)});
+    // `status=A|B`: any of the values (where the spec allows more than one).
+    bool matched = false;
+    for (std::size_t from = 0; !matched && from <= expected.size();) {
+      const auto bar = expected.find('|', from);
+      const std::string one =
+          expected.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
+      if (a.is_number_unsigned()) {
+        auto n = parse_uint(one);
+        matched = n && *n == a.get<std::uint64_t>();
+      } else {
+        matched = json_text(a) == one;
+      }
+      if (bar == std::string::npos) break;
+      from = bar + 1;
     }
+    if (!matched)
+      diffs.push_back(
+          {field, expected,
+           a.is_number_unsigned() ? std::to_string(a.get<std::uint64_t>()) : json_text(a)});
   }
   return diffs;
 }
@@ -255,9 +285,23 @@ std::expected<Script, std::string> parse_script(const std::string& path, const s
     }
     const auto colon = code.find(':');
     const std::string key = colon == std::string::npos ? "" : trim(code.substr(0, colon));
-    if (key == "clause" || key == "level" || key == "needs" || key == "title") {
+    if (key == "clause" || key == "rule" || key == "release" || key == "checked" ||
+        key == "level" || key == "needs" || key == "title") {
       const std::string value = trim(code.substr(colon + 1));
-      if (key == "clause") script.clause = value;
+      if (key == "clause") {
+        // Numbers and statement IDs only: the paraphrase goes on the rule: line, so a report
+        // can quote the citation alone.
+        if (value.find_first_of("():") != std::string::npos || value.find("ch. ") == 0 ||
+            value.find(" ch. ") != std::string::npos)
+          return std::unexpected(fmt::format(
+              "{}:{}: clause: holds clause numbers and statement IDs only (9.7.5.1 C9-97; "
+              "9.7.5.2); write the paraphrase on a 'rule:' line",
+              path, line));
+        script.citation = value;
+      }
+      if (key == "rule") script.rule = value;
+      if (key == "release") script.release = value;
+      if (key == "checked") script.checked = value;
       if (key == "title") script.title = value;
       if (key == "level") {
         if (value != "MUST" && value != "SHOULD" && value != "MAY")
@@ -315,7 +359,7 @@ std::expected<Script, std::string> parse_script(const std::string& path, const s
       script.description = text;
     }
   }
-  if (script.clause.empty()) return std::unexpected(path + ": no 'clause:' line");
+  if (script.citation.empty()) return std::unexpected(path + ": no 'clause:' line");
   if (script.requirement.empty()) return std::unexpected(path + ": no 'level:' line");
   if (script.statements.empty()) return std::unexpected(path + ": no steps");
   return script;
@@ -325,6 +369,7 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& raw)
   (void)script;
   Statement resolved = raw;
   resolved.fields = resolve_references(ctx, raw.fields);
+  for (auto& alt : resolved.alternatives) alt.fields = resolve_references(ctx, alt.fields);
   const Statement& s = resolved;
   if (s.at && (s.at->ns > 0 || (s.at->rtts && *s.at->rtts > 0)))
     ctx.wait(s.at->rtts ? ctx.timing().scaled(*s.at->rtts) : s.at->ns);
@@ -373,14 +418,21 @@ void run_statement(CaseContext& ctx, const Script& script, const Statement& raw)
       return;
     }
     if (s.words.size() != 3) ctx.error("write: expect CONNECTION KIND field=value ...");
-    bool eventually = false;
+    auto mode = CaseContext::ExpectMode::kNext;
     for (const auto& f : s.flags) {
       if (f == "eventually")
-        eventually = true;
+        mode = CaseContext::ExpectMode::kEventually;
+      else if (f == "after-earlier-acks")
+        mode = CaseContext::ExpectMode::kAfterEarlierAcks;
       else
-        ctx.error(fmt::format("unknown word '{}' after the fields", f));
+        ctx.error(
+            fmt::format("unknown word '{}' after the fields (eventually, after-earlier-acks)", f));
     }
-    ctx.expect(&conn_arg(1), {s.words[2], s.fields}, expect_window(ctx, s), eventually);
+    if (mode == CaseContext::ExpectMode::kAfterEarlierAcks && !s.fields.has("psn"))
+      ctx.error("after-earlier-acks needs the psn= of the ACK expected");
+    std::vector<Expectation> alternatives = {{s.words[2], s.fields}};
+    for (const auto& alt : s.alternatives) alternatives.push_back({alt.kind, alt.fields});
+    ctx.expect(&conn_arg(1), alternatives, expect_window(ctx, s), mode);
   } else if (verb == "wait") {
     if (s.words.size() != 2) ctx.error("write: wait DURATION");
     auto d = parse_duration(s.words[1]);
@@ -530,7 +582,11 @@ CaseDef load_script(const std::string& path, const std::string& text) {
   }
   def.title = script->title;
   def.description = script->description;
-  def.clause = script->clause;
+  def.citation = script->citation;
+  def.rule = script->rule;
+  def.release = script->release.empty() ? std::string(kCatalogueRelease) : script->release;
+  def.checked = script->checked;
+  def.clause = clause_text(def.citation, def.release, def.rule);
   def.requirement = script->requirement;
   def.needs = script->needs;
   def.run = [s = std::move(*script)](CaseContext& ctx) {

@@ -1,7 +1,9 @@
 // The case language (.rcase): one case a file, packetdrill-like. cases/README.md describes it.
 //
 //   // A request ahead of the expected PSN gets exactly one NAK ...
-//   clause: IBA Vol 1 9.7.5.1.2, C9-97
+//   clause: 9.7.5.1 C9-97 C9-98; 9.7.5.2.1
+//   rule: a PSN gap gets one PSN sequence error NAK ...
+//   checked: Linux rxe check_psn; qib/hfi1 rc
 //   level: MUST
 //   needs: responder
 //   connect c
@@ -26,11 +28,20 @@ struct Statement {
   std::vector<std::string> words;  // words before the first key=value
   Assignments fields;              // key=value pairs
   std::vector<std::string> flags;  // bare words after the fields ("eventually")
+  // `expect c A f=v or B g=w`: the kinds and fields after each `or` (A's are words/fields).
+  struct Alternative {
+    std::string kind;
+    Assignments fields;
+  };
+  std::vector<Alternative> alternatives;
 };
 
 struct Script {
   std::string path;  // "cases/psn/gap-naks-once.rcase"
-  std::string title, description, clause, requirement;
+  std::string title, description, requirement;
+  // clause: (numbers and statement IDs only), rule:, release: (empty: the catalogue's),
+  // checked: (sources, or "unchecked").
+  std::string citation, rule, release, checked;
   std::vector<std::string> needs;
   std::vector<Statement> statements;
 };

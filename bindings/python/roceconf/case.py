@@ -45,6 +45,12 @@ class CaseInfo:
     needs: List[str]
     source: str
     func: Callable[[Context], Any] = field(repr=False)
+    # The citation split from its paraphrase (cases/README.md): clause numbers and statement IDs,
+    # the rule they state, the release (empty: the catalogue's) and where it was checked.
+    citation: str = ""
+    rule: str = ""
+    release: str = ""
+    checked: str = ""
 
     def invoke(self, handle: Any) -> None:
         """Runs the function on a fresh context (the engine calls this)."""
@@ -58,21 +64,28 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
-def case(id: Optional[str] = None, *, clause: str, requirement: str = "MUST",
+def case(id: Optional[str] = None, *, clause: str = "", requirement: str = "MUST",
          needs: Sequence[str] = (), area: Optional[str] = None, title: Optional[str] = None,
-         description: Optional[str] = None) -> Callable[[Callable], Callable]:
+         description: Optional[str] = None, citation: str = "", rule: str = "",
+         release: str = "", checked: str = "") -> Callable[[Callable], Callable]:
     """Registers a function as a conformance case.
 
     id: "area/name" (default: "<area>/<function-name>"); area: default the id's first part, or
-    "custom"; clause: the specification clause checked; requirement: MUST, SHOULD or MAY;
+    "custom"; clause: the specification clause checked, as one line; or, as the catalogue has
+    it, citation (clause numbers and statement IDs only, "9.7.5.1 C9-97"), rule (what they
+    require), release (default the catalogue's, IBA Vol 1 Release 1.2.1 + Annex A17) and checked
+    (where the citation was checked, or "unchecked"); requirement: MUST, SHOULD or MAY;
     needs: capabilities (responder, control, pkey-limited) the target must have, else SKIP."""
     if requirement not in _LEVELS:
         raise CaseError(f"requirement is MUST, SHOULD or MAY, not {requirement!r}")
     for need in needs:
         if need not in _CAPABILITIES:
             raise CaseError(f"unknown capability {need!r} (responder, control, pkey-limited)")
-    if not clause:
-        raise CaseError("a case names the clause it checks (clause=...)")
+    if not clause and not citation:
+        raise CaseError("a case names the clause it checks (clause=... or citation=...)")
+    if citation and re.search(r"[():]", citation):
+        raise CaseError("citation= holds clause numbers and statement IDs only; "
+                        "the paraphrase goes in rule=")
 
     def register(func: Callable) -> Callable:
         if not callable(func):
@@ -92,7 +105,8 @@ def case(id: Optional[str] = None, *, clause: str, requirement: str = "MUST",
         info = CaseInfo(id=case_id, area=case_area, title=title or first.strip() or func.__name__,
                         description=description or rest.strip().replace("\n", " "),
                         clause=clause, requirement=requirement, needs=list(needs),
-                        source=f"{rel}:{line}", func=func)
+                        source=f"{rel}:{line}", func=func, citation=citation, rule=rule,
+                        release=release, checked=checked)
         for other in _REGISTRY:
             if other.id == info.id and other.source != info.source:
                 raise CaseError(f"case id '{info.id}' of {info.source} is taken by {other.source}")

@@ -25,6 +25,10 @@ class CaseResult:
     duration_ns: int = 0
     clause: str = ""
     requirement: str = ""
+    citation: str = ""
+    rule: str = ""
+    release: str = ""
+    checked: str = ""
 
     @property
     def passed(self) -> bool:
@@ -57,4 +61,6 @@ def run_case(case: Union[CaseInfo, Callable], target: Optional[Any] = None, *,
     return CaseResult(id=r["id"], verdict=r["verdict"], reason=r["reason"],
                       failed_step=r["failed_step"], diffs=[tuple(d) for d in r["diffs"]],
                       events=r["events"], duration_ns=r["duration_ns"], clause=r["clause"],
-                      requirement=r["requirement"])
+                      requirement=r["requirement"], citation=r.get("citation", ""),
+                      rule=r.get("rule", ""), release=r.get("release", ""),
+                      checked=r.get("checked", ""))

@@ -53,6 +53,30 @@ TEST(RunCommand, ListNamesEveryCaseWithItsArea) {
   EXPECT_NE(r.out.find(" cases"), std::string::npos);
 }
 
+// --list --format md is the traceability table (cases/TRACEABILITY.md), json the same for tools.
+TEST(RunCommand, ListFormatsTraceability) {
+  TempDir dir;
+  const auto md = run_roceconf({"run", "--list", "--format", "md"}, dir);
+  EXPECT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("| Case | Citation | Release | Level | Rule | Checked |"),
+            std::string::npos);
+  EXPECT_NE(md.out.find("| `psn/gap-naks-once` | 9.7.5.1 C9-97 C9-98; 9.7.5.2 | IBA Vol 1 "
+                        "Release 1.2.1 + Annex A17 | MUST |"),
+            std::string::npos)
+      << md.out;
+  EXPECT_NE(md.out.find("**unchecked**"), std::string::npos);  // a wholly unchecked citation
+  const auto json = run_roceconf({"run", "--list", "--format", "json", "--filter", "mtu"}, dir);
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  const auto cases = nlohmann::json::parse(json.out);
+  ASSERT_FALSE(cases.empty());
+  for (const auto& c : cases) {
+    EXPECT_EQ(c["area"], "mtu");
+    for (const char* key : {"citation", "rule", "release", "checked", "level", "clause"})
+      EXPECT_FALSE(c[key].get<std::string>().empty()) << c["id"] << " " << key;
+  }
+  EXPECT_EQ(run_roceconf({"run", "--list", "--format", "pdf"}, dir).exit_code, 2);
+}
+
 TEST(RunCommand, UserErrorsAreOneLineAndExitTwo) {
   TempDir dir;
   const std::vector<std::vector<std::string>> bad = {

@@ -13,7 +13,9 @@ namespace {
 
 constexpr const char* kScript = R"(// The title, on
 // two lines. More about it.
-clause: IBA Vol 1 9.7.5.1.2 (C9-97)
+clause: 9.7.5.1 C9-97; 9.7.5.2
+rule: one NAK per PSN gap
+checked: Linux rxe check_psn; unchecked: C9-97
 level: MUST
 needs: responder, control
 connect c pmtu=1024
@@ -27,12 +29,15 @@ TEST(Script, ParsesHeaderAndSteps) {
   ASSERT_TRUE(s) << s.error();
   EXPECT_EQ(s->title, "The title, on two lines");
   EXPECT_EQ(s->description, "More about it.");
-  EXPECT_EQ(s->clause, "IBA Vol 1 9.7.5.1.2 (C9-97)");
+  EXPECT_EQ(s->citation, "9.7.5.1 C9-97; 9.7.5.2");
+  EXPECT_EQ(s->rule, "one NAK per PSN gap");
+  EXPECT_EQ(s->checked, "Linux rxe check_psn; unchecked: C9-97");
+  EXPECT_EQ(s->release, "");  // the catalogue's
   EXPECT_EQ(s->requirement, "MUST");
   EXPECT_EQ(s->needs, (std::vector<std::string>{"responder", "control"}));
   ASSERT_EQ(s->statements.size(), 4u);
   const auto& send = s->statements[1];
-  EXPECT_EQ(send.line, 7);
+  EXPECT_EQ(send.line, 9);
   EXPECT_EQ(send.words, (std::vector<std::string>{"send", "c", "SEND_ONLY"}));
   EXPECT_EQ(*send.fields.find("psn"), "3");
   EXPECT_EQ(send.text, "send c SEND_ONLY psn=3 ackreq=1 len=64");
@@ -43,6 +48,91 @@ TEST(Script, ParsesHeaderAndSteps) {
   const auto& nothing = s->statements[3];
   EXPECT_EQ(nothing.at->ns, 10'000'000);
   EXPECT_EQ(nothing.window->ns, 2'000'000'000);
+}
+
+TEST(Script, LoadedCaseCarriesCitationReleaseAndClauseLine) {
+  const CaseDef def = load_script("cases/psn/x.rcase", kScript);
+  EXPECT_EQ(def.citation, "9.7.5.1 C9-97; 9.7.5.2");
+  EXPECT_EQ(def.release, kCatalogueRelease);
+  EXPECT_EQ(def.clause,
+            "9.7.5.1 C9-97; 9.7.5.2 (IBA Vol 1 Release 1.2.1 + Annex A17): one NAK per PSN gap");
+  const CaseDef own = load_script("cases/psn/y.rcase",
+                                  "clause: 3.2.1.2\nrelease: RFC 1122\nlevel: MUST\nconnect c\n");
+  EXPECT_EQ(own.release, "RFC 1122");
+  EXPECT_EQ(own.clause, "3.2.1.2 (RFC 1122)");
+}
+
+TEST(Script, ClauseLineHoldsNumbersOnly) {
+  // The paraphrase belongs on the rule: line, so a report can quote the citation alone.
+  for (const char* clause : {"IBA Vol 1 9.7.5.1.2 (C9-97, C9-98)", "ch. 9", "9.6: BTH checks"}) {
+    auto s = parse_script("cases/a/b.rcase",
+                          std::string("clause: ") + clause + "\nlevel: MUST\nconnect c\n");
+    ASSERT_FALSE(s) << clause;
+    EXPECT_NE(s.error().find("rule:"), std::string::npos) << s.error();
+  }
+}
+
+TEST(Script, ExpectAlternativesAndFlags) {
+  auto s = parse_script("f",
+                        "clause: x\nlevel: MUST\nconnect c\n"
+                        "expect c ACK psn=0 syndrome=ack or NAK psn=1 syndrome=psn_seq_err\n"
+                        "expect c ACK psn=4 after-earlier-acks\n");
+  ASSERT_TRUE(s) << s.error();
+  const auto& alt = s->statements[1];
+  EXPECT_EQ(alt.words, (std::vector<std::string>{"expect", "c", "ACK"}));
+  EXPECT_EQ(*alt.fields.find("psn"), "0");  // the first alternative's fields stay its own
+  ASSERT_EQ(alt.alternatives.size(), 1u);
+  EXPECT_EQ(alt.alternatives[0].kind, "NAK");
+  EXPECT_EQ(*alt.alternatives[0].fields.find("psn"), "1");
+  EXPECT_EQ(s->statements[2].flags, (std::vector<std::string>{"after-earlier-acks"}));
+  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\nexpect c ACK psn=0 or\n"));
+  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\nsend c SEND_ONLY or READ\n"));
+  EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\nexpect c ACK or psn=1\n"));
+}
+
+// What the alternatives accept, against the reference target: its ACK of an AckReq FIRST comes
+// before the ACK of the LAST, which `after-earlier-acks` passes over and a plain expect does not.
+TEST(Script, AlternativesAndEarlierAcksAgainstTheReference) {
+  auto target = ReferenceTarget::create({});
+  ASSERT_TRUE(target);
+  const auto run = [&](const std::string& steps) {
+    const CaseDef def =
+        load_script("cases/t/x.rcase",
+                    "clause: x\nlevel: MUST\nneeds: responder\nconnect c pmtu=1024\n" + steps);
+    return run_case(**target, def, Timing{}, 1);
+  };
+  const std::string message =
+      "send c SEND_FIRST psn=0 ackreq=1 len=1024\nsend c SEND_MIDDLE psn=1 len=1024\n"
+      "send c SEND_LAST psn=2 ackreq=1 len=16\n";
+  auto r = run(message + "expect c ACK psn=2 syndrome=ack after-earlier-acks\n");
+  EXPECT_EQ(r.verdict, report::Verdict::kPass) << r.reason;
+  r = run(message + "expect c ACK psn=2 syndrome=ack\n");
+  EXPECT_EQ(r.verdict, report::Verdict::kFail);  // the FIRST's ACK came first
+  // The ACK of PSN 0 is passed over, that of PSN 2 (a later one) is not: not `eventually`.
+  r = run(message + "expect c ACK psn=1 syndrome=ack after-earlier-acks\n");
+  EXPECT_EQ(r.verdict, report::Verdict::kFail);
+  // A gap: the NAK is one of the alternatives; an ACK alone would not do.
+  const std::string gap = "send c SEND_ONLY psn=3 ackreq=1 len=16\n";
+  r = run(gap + "expect c ACK psn=0 or NAK psn=0 syndrome=psn_seq_err\n");
+  EXPECT_EQ(r.verdict, report::Verdict::kPass) << r.reason;
+  r = run(gap + "expect c ACK psn=0 or ACK psn=3\n");
+  EXPECT_EQ(r.verdict, report::Verdict::kFail);
+}
+
+TEST(Script, PollAcceptsAnyOfTheValuesGiven) {
+  auto target = ReferenceTarget::create({});
+  ASSERT_TRUE(target);
+  const auto run = [&](const std::string& status) {
+    const CaseDef def =
+        load_script("cases/t/x.rcase",
+                    "clause: x\nlevel: MUST\nneeds: control\nopen c recv=1\nmodify c qp_state=ERR\n"
+                    "poll c status=" +
+                        status + " qp_num=c\n");
+    return run_case(**target, def, Timing{}, 1);
+  };
+  EXPECT_EQ(run("WR_FLUSH_ERR").verdict, report::Verdict::kPass);
+  EXPECT_EQ(run("REM_ACCESS_ERR|WR_FLUSH_ERR").verdict, report::Verdict::kPass);
+  EXPECT_EQ(run("REM_ACCESS_ERR|SUCCESS").verdict, report::Verdict::kFail);
 }
 
 TEST(Script, TitleIsTheFirstSentence) {
@@ -86,10 +176,61 @@ TEST(Catalogue, EveryBuiltinCaseParsesAndIsComplete) {
     EXPECT_NE(c.title, "(does not parse)");
     EXPECT_FALSE(c.title.empty());
     EXPECT_FALSE(c.clause.empty());
+    EXPECT_FALSE(c.citation.empty());
+    EXPECT_FALSE(c.rule.empty());
+    EXPECT_FALSE(c.checked.empty());
+    EXPECT_EQ(c.release, kCatalogueRelease);
     EXPECT_TRUE(c.requirement == "MUST" || c.requirement == "SHOULD" || c.requirement == "MAY");
     EXPECT_TRUE(ids.insert(c.id).second) << "duplicate id";
     EXPECT_EQ(c.id.substr(0, c.id.find('/')), c.area);
   }
+}
+
+// Citations that public sources contradict for IBA Vol 1 Release 1.2.1 must not come back:
+// RDMA READ is 9.4.4 (atomics 9.4.5), 9.7.5.1.2 is Coalesced Acknowledge Messages (not the
+// one-NAK-per-gap rule), 9.7.6.1 is the requester side (responder ACK generation is 9.7.5.1),
+// the payload-vs-PMTU rule is 5.2.13 C5-8 (not "ch. 9"), Modify QP is 11.2.4.2 (11.2.5.x is a
+// later release's number).
+TEST(Catalogue, NoContradictedCitation) {
+  const auto cites = [](const CaseDef& c, std::string_view number) {
+    // As a whole number: "9.4.3" but not "9.4.35".
+    for (std::size_t at = c.citation.find(number); at != std::string::npos;
+         at = c.citation.find(number, at + 1)) {
+      const std::size_t end = at + number.size();
+      const bool starts = at == 0 || c.citation[at - 1] == ' ' || c.citation[at - 1] == ';';
+      const bool ends = end == c.citation.size() || c.citation[end] == ' ' ||
+                        c.citation[end] == ';' || c.citation[end] == ',';
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  for (const auto& c : cases::builtin_catalogue().cases()) {
+    SCOPED_TRACE(c.id);
+    EXPECT_FALSE(cites(c, "9.4.3")) << c.citation;
+    EXPECT_FALSE(cites(c, "9.7.6.1")) << c.citation;
+    EXPECT_EQ(c.citation.find("11.2.5"), std::string::npos) << c.citation;
+    EXPECT_EQ(c.citation.find("ch."), std::string::npos) << c.citation;
+    if (cites(c, "9.7.5.1.2")) {
+      EXPECT_EQ(c.citation.find("C9-97"), std::string::npos) << c.citation;
+      EXPECT_NE(c.rule.find("coalesc"), std::string::npos) << "9.7.5.1.2 is coalescing: " << c.rule;
+    }
+    // The payload-vs-PMTU rule and READ responses cite their sections.
+    if (c.area == "mtu") {
+      EXPECT_TRUE(cites(c, "5.2.13") || cites(c, "9.4.4")) << c.citation;
+    }
+  }
+  const auto& all = cases::builtin_catalogue().cases();
+  const auto find = [&](std::string_view id) {
+    for (const auto& c : all)
+      if (c.id == id) return &c;
+    return static_cast<const CaseDef*>(nullptr);
+  };
+  ASSERT_NE(find("psn/in-order-ack"), nullptr);
+  EXPECT_TRUE(cites(*find("psn/in-order-ack"), "9.7.5.1"));
+  ASSERT_NE(find("nak/misaligned-atomic"), nullptr);
+  EXPECT_TRUE(cites(*find("nak/misaligned-atomic"), "9.4.5"));
+  ASSERT_NE(find("psn/read-consumes-psns"), nullptr);
+  EXPECT_TRUE(cites(*find("psn/read-consumes-psns"), "9.4.4"));
 }
 
 TEST(Catalogue, GlobSelectsByIdOrArea) {
