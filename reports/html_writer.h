@@ -1,7 +1,7 @@
 // The HTML certification report: one self-contained file (inline CSS and a little inline JS, no
 // external assets and no network; a Content-Security-Policy forbids any fetch) with the target,
-// a summary by area with the overall verdict, and every case with its clause, verdict, reason,
-// field diffs and packet ladder.
+// a summary by area with the overall verdict, every case with its citation and rule, verdict,
+// reason, field diffs and packet ladder, and an appendix tracing every case to its citation.
 #pragma once
 
 #include <cstddef>
