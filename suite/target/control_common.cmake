@@ -9,6 +9,6 @@ add_library(roceconf_control_common STATIC
   ${PROJECT_SOURCE_DIR}/suite/target/rcnf_private_data.cc)
 target_include_directories(roceconf_control_common PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(roceconf_control_common
-  PUBLIC nlohmann_json::nlohmann_json fmt::fmt OpenSSL::Crypto PRIVATE roceconf_warnings)
+  PUBLIC nlohmann_json::nlohmann_json fmt::fmt PRIVATE OpenSSL::Crypto roceconf_warnings)
 # The Python module links the reference target into a shared object.
 set_target_properties(roceconf_control_common PROPERTIES POSITION_INDEPENDENT_CODE ON)
