@@ -38,6 +38,7 @@
 #include "suite/engine/raw_target.h"
 #include "suite/engine/veth_lab.h"
 #include "suite/target/address_text.h"
+#include "suite/target/control_auth.h"
 #include "suite/target/control_server.h"
 #include "suite/target/rcnf_private_data.h"
 #include "suite/target/test/peer_frames.h"
@@ -1147,6 +1148,140 @@ TEST(RawTarget, OpenRefusesAnInvalidProfileOrTooSmallAnMtu) {
   const auto missing = RawTarget::open(p);
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().find("not found"), std::string::npos) << missing.error();
+}
+
+// A stand-in for roceconf-agent on loopback: the same gate (control_auth.h) in front of a hello
+// that names a device, one connection at a time, as the raw target opens them.
+class GatedAgent {
+ public:
+  explicit GatedAgent(std::string secret) : secret_(std::move(secret)) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(listen_fd_, 4);
+    socklen_t len = sizeof addr;
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    address_ = fmt::format("127.0.0.1:{}", ntohs(addr.sin_port));
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~GatedAgent() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    thread_.join();
+    close(listen_fd_);
+  }
+  const std::string& address() const { return address_; }
+  int passed() const { return passed_; }  // requests that got past the gate
+
+ private:
+  void serve() {
+    for (int c; (c = accept(listen_fd_, nullptr, nullptr)) >= 0;) {
+      target::ControlGate gate(secret_, "roceconf-agent");
+      std::string buffer;
+      char chunk[4096];
+      bool open = true;
+      for (ssize_t n; open && (n = recv(c, chunk, sizeof chunk, 0)) > 0;) {
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        for (std::size_t nl; open && (nl = buffer.find('\n')) != std::string::npos;) {
+          const std::string line = buffer.substr(0, nl);
+          buffer.erase(0, nl + 1);
+          std::string out;
+          if (auto gated = gate.screen(line)) {
+            out = gated->line;
+            open = !gated->close;
+          } else {
+            ++passed_;
+            const json r = json::parse(line);
+            out = json{{"id", r["id"]},
+                       {"ok", true},
+                       {"protocol", 1},
+                       {"target", "roceconf-agent on rxe0"},
+                       {"device",
+                        {{"name", "rxe0"},
+                         {"vendor_id", 0xFFFFFF},
+                         {"fw_ver", ""},
+                         {"node_guid", "0x505400fffe770011"},
+                         {"driver", "rdma_rxe"}}}}
+                      .dump();
+          }
+          out += "\n";
+          send(c, out.data(), out.size(), MSG_NOSIGNAL);
+        }
+      }
+      close(c);
+    }
+  }
+
+  std::string secret_;
+  int listen_fd_ = -1;
+  std::string address_;
+  std::atomic<int> passed_{0};
+  std::thread thread_;
+};
+
+TEST(RawTarget, AuthenticatesToTheAgentAndNamesItsDevice) {
+  SKIP_UNLESS_ROOT();
+  TempDir dir;
+  const std::string secret = "the DUT's secret, 32 bytes long.";
+  const std::string secret_file = dir.file("agent.secret");
+  std::ofstream(secret_file) << secret << "\n";
+  fs::permissions(secret_file, fs::perms::owner_read | fs::perms::owner_write);
+  GatedAgent agent(secret);
+  auto lab = VethLab::create({});
+  ASSERT_TRUE(lab) << lab.error();
+  Profile p = lab_profile(**lab);
+  p.agent = agent.address();
+  p.capabilities.control = true;
+  unsetenv(target::kSecretEnv);
+
+  const auto without = RawTarget::open(p);
+  ASSERT_FALSE(without);
+  EXPECT_NE(without.error().find("requires a secret and none is given: set agent_secret_file"),
+            std::string::npos)
+      << without.error();
+  p.agent_secret_file = dir.file("other.secret");
+  std::ofstream(p.agent_secret_file) << "another secret, long enough\n";
+  fs::permissions(p.agent_secret_file, fs::perms::owner_read | fs::perms::owner_write);
+  const auto wrong = RawTarget::open(p);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().find("refused the secret (EACCES: auth: wrong MAC"), std::string::npos)
+      << wrong.error();
+  EXPECT_EQ(agent.passed(), 0) << "no request got past the gate";
+
+  p.agent_secret_file = secret_file;
+  p.identity.fw_ver = "rxe (no firmware)";
+  {  // the agent serves one connection at a time: this one ends with the block
+    auto opened = RawTarget::open(p);
+    ASSERT_TRUE(opened) << opened.error();
+    RawTarget& raw = **opened;
+    EXPECT_TRUE(raw.capabilities().control);
+    EXPECT_NE(raw.describe().find("agent " + agent.address() + " (roceconf-agent on rxe0)"),
+              std::string::npos)
+        << raw.describe();
+    using Pairs = std::vector<std::pair<std::string, std::string>>;
+    EXPECT_EQ(raw.identity(), (Pairs{{"name", "rxe0"},
+                                     {"vendor_id", "0xffffff"},
+                                     {"fw_ver", "rxe (no firmware)"},
+                                     {"node_guid", "5054:00ff:fe77:0011"},
+                                     {"driver", "rdma_rxe"},
+                                     {"source", "agent hello, profile"}}));
+    ASSERT_TRUE(raw.reset()) << "a new session, authenticated again";
+    EXPECT_TRUE(raw.control({{"op", "alloc_pd"}}));
+  }
+  // The same secret from the environment.
+  p.agent_secret_file.clear();
+  setenv(target::kSecretEnv, secret.c_str(), 1);
+  EXPECT_TRUE(RawTarget::open(p));
+  unsetenv(target::kSecretEnv);
+  // A profile that names another device stops the run.
+  p.agent_secret_file = secret_file;
+  p.identity.node_guid = "0c42:a103:0002:0003";
+  const auto other = RawTarget::open(p);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().find("node_guid '0c42:a103:0002:0003' is not the device's"),
+            std::string::npos)
+      << other.error();
 }
 
 }  // namespace
