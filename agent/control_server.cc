@@ -18,6 +18,14 @@ namespace {
 void log(const std::string& line) {
   fmt::print(stderr, "roceconf-agent: {}\n", line);
 }
+
+bool is_wildcard(const sockaddr* a) {
+  if (a->sa_family == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr == htonl(INADDR_ANY);
+  if (a->sa_family == AF_INET6)
+    return IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr);
+  return false;
+}
 }  // namespace
 
 std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_port(
@@ -38,7 +46,7 @@ std::expected<std::pair<std::string, std::uint16_t>, std::string> split_host_por
 }
 
 std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::listen(
-    const std::string& address, const SessionOptions& session) {
+    const std::string& address, const SessionOptions& session, std::string secret) {
   auto hp = split_host_port(address, "--control");
   if (!hp) return std::unexpected(hp.error());
   addrinfo hints{};
@@ -50,6 +58,13 @@ std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::listen
   if (const int e = getaddrinfo(hp->first.c_str(), port.c_str(), &hints, &res); e != 0)
     return std::unexpected(
         fmt::format("--control {}: {} (give a numeric address)", address, gai_strerror(e)));
+  if (secret.empty() && is_wildcard(res->ai_addr)) {
+    freeaddrinfo(res);
+    return std::unexpected(fmt::format(
+        "--control {} listens on every address without a secret: give --secret-file FILE (or "
+        "${}), and bind the test link's address, not a wildcard",
+        address, target::kSecretEnv));
+  }
   const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     freeaddrinfo(res);
@@ -64,7 +79,7 @@ std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::listen
     close(fd);
     return std::unexpected(fmt::format("--control {}: {}", address, std::strerror(e)));
   }
-  return std::unique_ptr<ControlServer>(new ControlServer(fd, session));
+  return std::unique_ptr<ControlServer>(new ControlServer(fd, session, std::move(secret)));
 }
 
 ControlServer::~ControlServer() {
@@ -93,14 +108,25 @@ void ControlServer::on_accept() {
     }
     const int one = 1;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    Client& client = clients_[c];
-    client.peer = name;
-    client.session = std::make_unique<Session>(session_options_);
-    log(fmt::format("controller {} connected{}", name,
-                    client.session->has_device()
-                        ? ""
-                        : " (no device: " + client.session->device_error() + ")"));
+    Client& client =
+        clients_
+            .try_emplace(
+                c, Client{name, {}, target::ControlGate(secret_, "roceconf-agent"), nullptr, 0})
+            .first->second;
+    if (client.gate.authenticated()) {
+      open_session(client);
+    } else {
+      log(fmt::format("controller {} connected; it must authenticate", name));
+    }
   }
+}
+
+void ControlServer::open_session(Client& c) {
+  c.session = std::make_unique<Session>(session_options_);
+  ++sessions_opened_;
+  log(fmt::format(
+      "controller {} {}{}", c.peer, c.gate.requires_secret() ? "authenticated" : "connected",
+      c.session->has_device() ? "" : " (no device: " + c.session->device_error() + ")"));
 }
 
 bool ControlServer::send_all(int fd, const std::string& text) {
@@ -142,6 +168,12 @@ void ControlServer::on_readable(int fd) {
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
       ++c.requests;
+      if (auto gated = c.gate.screen(line)) {
+        if (!send_all(fd, gated->line + "\n")) return close_client(fd, "could not send a response");
+        if (gated->close) return close_client(fd, "failed to authenticate; closed");
+        continue;
+      }
+      if (!c.session) open_session(c);
       if (!send_all(fd, c.session->handle_line(line) + "\n"))
         return close_client(fd, "could not send a response");
     }
@@ -158,15 +190,15 @@ void ControlServer::on_readable(int fd) {
 
 void ControlServer::on_cm_readable(int cm_fd) {
   for (auto& [fd, c] : clients_)
-    if (c.session->cm_fd() == cm_fd) return c.session->on_cm_events();
+    if (c.session && c.session->cm_fd() == cm_fd) return c.session->on_cm_events();
 }
 
 void ControlServer::close_client(int fd, const std::string& why) {
   const auto it = clients_.find(fd);
   if (it == clients_.end()) return;
-  const std::string held = it->second.session->holdings();
-  log(fmt::format("controller {} {} after {} requests; freeing {}", it->second.peer, why,
-                  it->second.requests, held));
+  const Client& c = it->second;
+  log(fmt::format("controller {} {} after {} requests{}", c.peer, why, c.requests,
+                  c.session ? "; freeing " + c.session->holdings() : ""));
   clients_.erase(it);  // the session's destructor frees its verbs resources
   close(fd);
 }

@@ -2,8 +2,13 @@
 // connected controller: a controller that disconnects, or is killed mid-run, leaves nothing
 // behind, because its session frees every verbs resource it made. Lines longer than 1 MiB get
 // an error line and the connection is closed; at most 64 controllers at once.
+//
+// With a secret, each connection passes a ControlGate (suite/target/control_auth.h) first: its
+// Session (the only thing that calls verbs) is opened once the controller has authenticated, so
+// an unauthenticated one never reaches the device.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <map>
@@ -11,6 +16,7 @@
 #include <string>
 
 #include "agent/session.h"
+#include "suite/target/control_auth.h"
 
 namespace roceconf::agent {
 
@@ -19,9 +25,11 @@ class ControlServer {
   static constexpr std::size_t kMaxLine = 1u << 20;
   static constexpr std::size_t kMaxClients = 64;
 
-  // `address`: HOST:PORT to listen on (IPv4 or [IPv6]).
+  // `address`: HOST:PORT to listen on (IPv4 or [IPv6]). `secret` empty: no authentication, and
+  // then a wildcard address (0.0.0.0, ::) is refused: anyone on any network could drive the
+  // device.
   static std::expected<std::unique_ptr<ControlServer>, std::string> listen(
-      const std::string& address, const SessionOptions& session);
+      const std::string& address, const SessionOptions& session, std::string secret = {});
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -38,25 +46,32 @@ class ControlServer {
   template <typename F>
   void for_each_cm_fd(F&& f) const {
     for (const auto& [fd, c] : clients_)
-      if (const int cm = c.session->cm_fd(); cm >= 0) f(cm);
+      if (const int cm = c.session ? c.session->cm_fd() : -1; cm >= 0) f(cm);
   }
   void on_cm_readable(int cm_fd);
   std::size_t clients() const { return clients_.size(); }
+  // Sessions opened since the server started: each one opened the device.
+  std::uint64_t sessions_opened() const { return sessions_opened_; }
 
  private:
   struct Client {
     std::string peer;
     std::string buffer;
-    std::unique_ptr<Session> session;
+    target::ControlGate gate;
+    std::unique_ptr<Session> session;  // opened once the gate lets the controller through
     std::uint64_t requests = 0;
   };
-  ControlServer(int fd, SessionOptions session) : fd_(fd), session_options_(std::move(session)) {}
+  ControlServer(int fd, SessionOptions session, std::string secret)
+      : fd_(fd), session_options_(std::move(session)), secret_(std::move(secret)) {}
+  void open_session(Client& c);
   void close_client(int fd, const std::string& why);
   bool send_all(int fd, const std::string& text);
 
   int fd_ = -1;
   SessionOptions session_options_;
+  std::string secret_;
   std::map<int, Client> clients_;
+  std::atomic<std::uint64_t> sessions_opened_{0};  // read by tests while the loop runs
 };
 
 // Splits "HOST:PORT" / "[v6]:PORT"; the error names the form to use.

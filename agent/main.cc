@@ -1,7 +1,10 @@
 // roceconf-agent: runs on the DUT host. Responder mode (--listen) follows the responder
 // convention so `roceconf run --target raw` can grade the device on the wire; control mode
 // (--control) serves the control API over TCP so the control cases run against it too
-// (`--agent HOST:PORT`). One thread, one poll loop.
+// (`--agent HOST:PORT`). One thread, one poll loop. The control API drives the device (it can
+// read and write registered memory), so controllers authenticate with a shared secret
+// (--secret-file or $ROCECONF_AGENT_SECRET; suite/target/CONTROL_API.md), and a wildcard
+// --control address without one is refused.
 #include <poll.h>
 #include <signal.h>
 
@@ -15,6 +18,7 @@
 
 #include "agent/control_server.h"
 #include "agent/responder.h"
+#include "suite/target/control_auth.h"
 
 namespace {
 
@@ -33,7 +37,7 @@ int error(const std::string& line) {
 int main(int argc, char** argv) {
   using namespace roceconf::agent;
   CLI::App app{"roceconf-agent: the DUT side of roceconf (responder convention and control API)"};
-  std::string listen, control;
+  std::string listen, control, secret_file;
   SessionOptions session;
   unsigned port_num = 1;
   ResponderConfig responder;
@@ -41,7 +45,12 @@ int main(int argc, char** argv) {
   app.add_option("--ib-port", port_num, "the device's port number")->check(CLI::Range(1, 255));
   app.add_option("--listen", listen,
                  "responder: ADDR:PORT to accept rdma_cm connections on (rping's port is 7471)");
-  app.add_option("--control", control, "control API: HOST:PORT of the TCP socket (JSON lines)");
+  app.add_option("--control", control,
+                 "control API: HOST:PORT of the TCP socket (JSON lines); bind the test link's "
+                 "address");
+  app.add_option("--secret-file", secret_file,
+                 "control API: file holding the secret controllers must prove (mode 600; "
+                 "default: $ROCECONF_AGENT_SECRET)");
   app.add_option("--region-size", responder.region_size,
                  "responder: bytes of each connection's region")
       ->check(CLI::Range(8u, 1u << 30));
@@ -61,6 +70,15 @@ int main(int argc, char** argv) {
     return error(
         "nothing to do: give --listen ADDR:PORT (responder), --control HOST:PORT, or both");
 
+  if (!secret_file.empty() && control.empty())
+    return error("--secret-file protects the control API: give --control HOST:PORT too");
+  std::string secret;
+  if (!control.empty()) {
+    auto found = roceconf::target::find_secret(secret_file);
+    if (!found) return error(found.error());
+    if (*found) secret = std::move(**found);
+  }
+
   std::unique_ptr<Responder> resp;
   if (!listen.empty()) {
     auto hp = split_host_port(listen, "--listen");
@@ -77,10 +95,17 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<ControlServer> server;
   if (!control.empty()) {
-    auto s = ControlServer::listen(control, session);
+    auto s = ControlServer::listen(control, session, secret);
     if (!s) return error(s.error());
     server = std::move(*s);
-    fmt::print(stderr, "roceconf-agent: control API on {}\n", control);
+    if (secret.empty()) {
+      fmt::print(stderr,
+                 "roceconf-agent: warning: the control API on {} has no secret: whoever reaches "
+                 "it can read and write device memory (give --secret-file FILE)\n",
+                 control);
+    }
+    fmt::print(stderr, "roceconf-agent: control API on {} ({})\n", control,
+               secret.empty() ? "no authentication" : "controllers authenticate with the secret");
   }
 
   struct sigaction sa {};

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/identity.h"
 #include "agent/request_fields.h"
 #include "agent/verbs_names.h"
 
@@ -182,6 +183,10 @@ class Ops {
               {"vendor_id", a.vendor_id},
               {"vendor_part_id", a.vendor_part_id},
               {"node_guid", fmt::format("{:#018x}", be64toh(a.node_guid))},
+              {"hw_ver", a.hw_ver},
+              {"driver", device_driver(s_.device_name_)},
+              {"kernel", kernel_release()},
+              {"rdma_core", rdma_core_release()},
               {"max_qp", a.max_qp},
               {"max_cq", a.max_cq},
               {"max_cqe", a.max_cqe},

@@ -1,5 +1,8 @@
 // The control socket on loopback: answers in order, survives garbage, refuses an endless line
-// and closes that connection, and keeps serving other controllers.
+// and closes that connection, and keeps serving other controllers. With a secret: a controller
+// that does not authenticate, or proves the wrong secret, never gets a session (the only thing
+// that opens the device and calls verbs); the right secret does. A wildcard address without a
+// secret is refused.
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,20 +17,23 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/control_server.h"
+#include "suite/target/control_auth.h"
 
 namespace roceconf::agent {
 namespace {
 
 using nlohmann::json;
 
+constexpr char kSecret[] = "a secret of more than 16 bytes";
+
 class ServerLoop {
  public:
-  ServerLoop() {
+  explicit ServerLoop(std::string secret = {}) {
     auto s = ControlServer::listen("127.0.0.1:0", {.device = "roceconf-no-such-device", .port = 1});
     EXPECT_FALSE(s) << "port 0 is refused by the HOST:PORT form";
     for (std::uint16_t port = 47700; port < 47800 && !server_; ++port) {
       auto t = ControlServer::listen(fmt::format("127.0.0.1:{}", port),
-                                     {.device = "roceconf-no-such-device", .port = 1});
+                                     {.device = "roceconf-no-such-device", .port = 1}, secret);
       if (t) {
         server_ = std::move(*t);
         port_ = port;
@@ -60,6 +66,7 @@ class ServerLoop {
     return fd;
   }
   bool ready() const { return server_ != nullptr; }
+  std::uint64_t sessions_opened() const { return server_->sessions_opened(); }
 
  private:
   std::unique_ptr<ControlServer> server_;
@@ -125,6 +132,85 @@ TEST(AgentControlServer, EndlessLineIsRefusedAndClosed) {
   EXPECT_TRUE(json::parse(answer[0])["ok"].get<bool>());
   close(fd);
   close(other);
+}
+
+bool closed_by_peer(int fd) {
+  char c;
+  return recv(fd, &c, 1, 0) == 0;
+}
+
+TEST(AgentControlServer, WithoutTheSecretNothingReachesTheDevice) {
+  ServerLoop loop(kSecret);
+  ASSERT_TRUE(loop.ready());
+  const int fd = loop.connect_client();
+  send_text(fd, "{\"id\":1,\"op\":\"alloc_pd\"}\n{\"id\":2,\"op\":\"hello\"}\n");
+  const auto lines = read_lines(fd, 2);
+  ASSERT_EQ(lines.size(), 2u);
+  const json refused = json::parse(lines[0]);
+  EXPECT_FALSE(refused["ok"]);
+  EXPECT_EQ(refused["errno"], "EACCES");
+  EXPECT_NE(refused["error"].get<std::string>().find("authenticate first"), std::string::npos);
+  const json hello = json::parse(lines[1]);
+  EXPECT_TRUE(hello["ok"]);
+  EXPECT_EQ(hello["auth"]["method"], "hmac-sha256");
+  EXPECT_FALSE(hello.contains("device")) << "the device is not opened to answer it";
+  EXPECT_EQ(loop.sessions_opened(), 0u);
+  close(fd);
+}
+
+TEST(AgentControlServer, WrongSecretIsRefusedAndClosedBeforeAnySession) {
+  ServerLoop loop(kSecret);
+  ASSERT_TRUE(loop.ready());
+  const int fd = loop.connect_client();
+  send_text(fd, "{\"id\":1,\"op\":\"hello\"}\n");
+  const auto hello = read_lines(fd, 1);
+  ASSERT_EQ(hello.size(), 1u);
+  const std::string nonce = json::parse(hello[0])["auth"]["nonce"];
+  send_text(
+      fd,
+      json{{"id", 2}, {"op", "auth"}, {"mac", target::auth_mac("another secret, also long", nonce)}}
+              .dump() +
+          "\n");
+  const auto answer = read_lines(fd, 1);
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(json::parse(answer[0])["errno"], "EACCES");
+  EXPECT_NE(json::parse(answer[0])["error"].get<std::string>().find("wrong MAC"),
+            std::string::npos);
+  EXPECT_TRUE(closed_by_peer(fd)) << "the connection is closed after a wrong MAC";
+  EXPECT_EQ(loop.sessions_opened(), 0u) << "no session: the device was never opened";
+  close(fd);
+}
+
+TEST(AgentControlServer, RightSecretOpensTheSession) {
+  ServerLoop loop(kSecret);
+  ASSERT_TRUE(loop.ready());
+  const int fd = loop.connect_client();
+  send_text(fd, "{\"id\":1,\"op\":\"hello\"}\n");
+  const auto hello = read_lines(fd, 1);
+  ASSERT_EQ(hello.size(), 1u);
+  const std::string nonce = json::parse(hello[0])["auth"]["nonce"];
+  send_text(fd, json{{"id", 2}, {"op", "auth"}, {"mac", target::auth_mac(kSecret, nonce)}}.dump() +
+                    "\n{\"id\":3,\"op\":\"hello\"}\n");
+  const auto lines = read_lines(fd, 2);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_TRUE(json::parse(lines[0])["ok"]) << lines[0];
+  // This host has no RDMA device: the request reached the session, which says so.
+  EXPECT_EQ(json::parse(lines[1])["id"], 3);
+  EXPECT_EQ(json::parse(lines[1])["errno"], "ENODEV") << lines[1];
+  EXPECT_EQ(loop.sessions_opened(), 1u);
+  close(fd);
+}
+
+TEST(AgentControlServer, WithoutASecretAWildcardAddressIsRefused) {
+  for (const char* address : {"0.0.0.0:47799", "[::]:47799", "0:47799"}) {
+    const auto s = ControlServer::listen(address, {.device = "x", .port = 1});
+    ASSERT_FALSE(s) << address;
+    EXPECT_NE(s.error().find("without a secret: give --secret-file"), std::string::npos)
+        << s.error();
+  }
+  const auto empty_host = ControlServer::listen(":47799", {.device = "x", .port = 1});
+  ASSERT_FALSE(empty_host);
+  EXPECT_NE(empty_host.error().find("write HOST:PORT"), std::string::npos);
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""A controller for `lab.sh kill-test`: makes a PD, a CQ, an RC QP (in INIT) and a registered
-region through roceconf-agent's control API, writes READY_FILE, and waits to be killed without
-releasing anything. Usage: kill_test_controller.py PORT READY_FILE"""
+"""A controller for `lab.sh kill-test`: authenticates with the secret in SECRET_FILE
+(suite/target/CONTROL_API.md, "Authentication"), makes a PD, a CQ, an RC QP (in INIT) and a
+registered region through roceconf-agent's control API, writes READY_FILE, and waits to be
+killed without releasing anything. Usage: kill_test_controller.py PORT READY_FILE SECRET_FILE"""
+import hashlib
+import hmac
 import json
 import socket
 import sys
@@ -20,6 +23,11 @@ def req(**r):
     return a
 
 
+with open(sys.argv[3], "rb") as secret_file:
+    secret = secret_file.read().rstrip(b" \t\r\n")
+nonce = req(op="hello").get("auth", {}).get("nonce")
+if nonce:
+    req(op="auth", mac=hmac.new(secret, nonce.encode(), hashlib.sha256).hexdigest())
 pd = req(op="alloc_pd")["pd"]
 cq = req(op="create_cq", depth=64)["cq"]
 qp = req(op="create_qp", qp_type="RC", pd=pd, send_cq=cq, recv_cq=cq)["qp_num"]

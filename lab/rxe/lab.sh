@@ -37,14 +37,19 @@ GUEST=rxe-dut
 GUEST_IP=192.0.2.11
 GUEST_MAC=52:54:00:77:00:11
 CTL_MAC=52:54:00:ee:00:11
+GUEST_CTL_IP=198.51.100.15  # the guest's eth1 (lab-net.sh): the agent's control API binds it
 SSH_PORT=2211
 AGENT_PORT=7700
 SERVICE_PORT=7471
+# The control API's secret, new for each boot of the guest: the agent reads it in the guest, the
+# profile names this copy (CONTROL_API.md, "Authentication").
+SECRET=$RUN/agent.secret
+GUEST_SECRET=/etc/roceconf-agent.secret
 
 GUEST_PKGS=(systemd-sysv udev kmod iproute2 iputils-ping procps openssh-server
   linux-image-amd64 initramfs-tools zstd
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils libibverbs1 librdmacm1
-  libfmt9 libisal2 libstdc++6 tcpdump)
+  libfmt9 libssl3 libstdc++6 tcpdump)
 IMAGE_RECIPE_VERSION=1  # bump when the recipe below changes in a way the hash cannot see
 
 die() {
@@ -181,7 +186,7 @@ up() {
       -drive file="$dir/rootfs.ext4",format=raw,if=virtio,snapshot=on \
       -netdev tap,id=data,ifname=tap0,script=no,downscript=no \
       -device virtio-net-pci,netdev=data,mac=$GUEST_MAC \
-      -netdev "user,id=ctl,net=198.51.100.0/24,restrict=on,hostfwd=tcp:127.0.0.1:$SSH_PORT-198.51.100.15:22,hostfwd=tcp:127.0.0.1:$AGENT_PORT-198.51.100.15:$AGENT_PORT" \
+      -netdev "user,id=ctl,net=198.51.100.0/24,restrict=on,hostfwd=tcp:127.0.0.1:$SSH_PORT-$GUEST_CTL_IP:22,hostfwd=tcp:127.0.0.1:$AGENT_PORT-$GUEST_CTL_IP:$AGENT_PORT" \
       -device virtio-net-pci,netdev=ctl,mac=$CTL_MAC \
       -display none -monitor none -serial file:"$RUN/console.log" \
       -pidfile "$RUN/qemu.pid" -daemonize
@@ -193,15 +198,26 @@ up() {
     done
     gssh true || die "the guest did not answer ssh within 3 minutes: see $RUN/console.log"
     say "guest up in $((SECONDS - t0)) s ($(gssh uname -r))"
+    rm -f "$SECRET"  # a new guest, a new secret
   fi
   gssh 'rdma link show | grep -q "link rxe0/"' || die "rxe0 is missing in the guest: see $RUN/console.log"
   start_agent
 }
 
+ensure_secret() {
+  [[ -s $SECRET ]] && return 0
+  mkdir -p "$RUN"
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$SECRET")
+  [[ $(wc -c <"$SECRET") -eq 64 ]] || die "could not write the agent's secret to $SECRET"
+}
+
 start_agent() {
   gssh 'systemctl stop roceconf-agent rping-listener 2>/dev/null; systemctl reset-failed roceconf-agent rping-listener 2>/dev/null; true'
   gscp "$BUILD_DIR/roceconf-agent" root@127.0.0.1:/usr/local/bin/roceconf-agent
-  gssh "systemd-run --quiet --unit=roceconf-agent /usr/local/bin/roceconf-agent --device rxe0 --listen $GUEST_IP:$SERVICE_PORT --control 0.0.0.0:$AGENT_PORT"
+  ensure_secret
+  gssh "umask 077 && cat >$GUEST_SECRET" <"$SECRET"
+  # Bound to the guest's control address (where qemu forwards the port), never 0.0.0.0.
+  gssh "systemd-run --quiet --unit=roceconf-agent /usr/local/bin/roceconf-agent --device rxe0 --listen $GUEST_IP:$SERVICE_PORT --control $GUEST_CTL_IP:$AGENT_PORT --secret-file $GUEST_SECRET"
   local _
   for _ in $(seq 1 40); do
     gssh "ss -ltn | grep -q ':$AGENT_PORT '" && break
@@ -209,7 +225,7 @@ start_agent() {
   done
   gssh "ss -ltn | grep -q ':$AGENT_PORT '" ||
     die "roceconf-agent did not start: $(gssh 'journalctl -u roceconf-agent --no-pager | tail -3')"
-  say "roceconf-agent runs in the guest (responder $GUEST_IP:$SERVICE_PORT, control 127.0.0.1:$AGENT_PORT in $NS)"
+  say "roceconf-agent runs in the guest (responder $GUEST_IP:$SERVICE_PORT, control 127.0.0.1:$AGENT_PORT in $NS, secret $SECRET)"
 }
 
 # A stock listener in place of the agent: rping's server does rdma_cm accept with its own private
@@ -239,7 +255,7 @@ down() {
     done
     kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
   fi
-  rm -f "$RUN/qemu.pid"
+  rm -f "$RUN/qemu.pid" "$SECRET"
   ip netns list | grep -qw "$NS" && ip netns del "$NS"
   say "down"
 }
@@ -258,7 +274,8 @@ write_profile() {  # write_profile FILE agent|rping
   local caps=responder agent=
   if [[ $2 == agent ]]; then
     caps=responder,control
-    agent="agent        = 127.0.0.1:$AGENT_PORT"
+    agent="agent        = 127.0.0.1:$AGENT_PORT
+agent_secret_file = $SECRET"
   fi
   cat >"$1" <<EOF
 # The rxe lab guest, seen from the tester on $BRIDGE in namespace $NS (lab/rxe/lab.sh).
@@ -344,7 +361,8 @@ kill_test() {
   local before during after pid ready=$RUN/controller.ready
   before=$(resources)
   rm -f "$ready"
-  ip netns exec "$NS" python3 "$HERE/kill_test_controller.py" "$AGENT_PORT" "$ready" &
+  ensure_secret
+  ip netns exec "$NS" python3 "$HERE/kill_test_controller.py" "$AGENT_PORT" "$ready" "$SECRET" &
   pid=$!
   for _ in $(seq 1 100); do
     [[ -f $ready ]] && break

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "suite/target/control_auth.h"
+
 namespace roceconf::engine {
 namespace {
 
@@ -134,6 +136,32 @@ ControlClient::~ControlClient() {
 
 std::string ControlClient::fail(const std::string& what) const {
   return fmt::format("control socket {}: {}", path_, what);
+}
+
+std::expected<nlohmann::json, std::string> ControlClient::handshake(
+    const std::optional<std::string>& secret, milliseconds timeout) {
+  auto hello = request({{"op", "hello"}}, timeout);
+  if (!hello || !hello->value("ok", false)) return hello;
+  const auto auth = hello->find("auth");
+  if (auth == hello->end()) return hello;  // the server asks for nothing
+  const auto nonce = auth->is_object() ? auth->find("nonce") : auth->end();
+  if (nonce == auth->end() || !nonce->is_string() || nonce->get<std::string>().empty() ||
+      auth->value("method", std::string()) != "hmac-sha256")
+    return std::unexpected(fail(fmt::format(
+        "hello asks for authentication this roceconf does not know: {:.120}", auth->dump())));
+  if (!secret)
+    return std::unexpected(fail(fmt::format(
+        "the server requires a secret and none is given: set agent_secret_file = FILE in the "
+        "profile (or ${}) to the secret roceconf-agent --secret-file reads",
+        target::kSecretEnv)));
+  auto answer = request(
+      {{"op", "auth"}, {"mac", target::auth_mac(*secret, nonce->get<std::string>())}}, timeout);
+  if (!answer) return std::unexpected(answer.error());
+  if (!answer->value("ok", false))
+    return std::unexpected(fail(fmt::format(
+        "the server refused the secret ({}): give the secret roceconf-agent --secret-file reads",
+        answer->value("error", std::string("no error text")))));
+  return request({{"op", "hello"}}, timeout);
 }
 
 std::expected<nlohmann::json, std::string> ControlClient::request(const nlohmann::json& request,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -39,6 +40,14 @@ class ControlClient {
   // within `timeout`, a response that is not JSON or answers another id.
   std::expected<nlohmann::json, std::string> request(
       const nlohmann::json& request, std::chrono::milliseconds timeout = kDefaultTimeout);
+
+  // Opens the exchange: `hello`, and when the server asks for authentication (its hello carries
+  // a nonce, CONTROL_API.md), `auth` with HMAC-SHA256(secret, nonce) and `hello` again. Returns
+  // the server's hello (ok or not). The error is one line: a transport failure, a server that
+  // asks for a secret when none is given, or one that refuses it.
+  std::expected<nlohmann::json, std::string> handshake(
+      const std::optional<std::string>& secret,
+      std::chrono::milliseconds timeout = kDefaultTimeout);
 
   const std::string& path() const { return path_; }
 

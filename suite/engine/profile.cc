@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -19,9 +20,11 @@ using target::format_mac;
 using target::parse_ipv4;
 using target::parse_mac;
 
-constexpr std::array<std::string_view, 11> kKeys = {
-    "interface", "target_mac", "target_ip", "tester_mac", "tester_ip",   "service_port",
-    "udp_port",  "netns",      "agent",     "pmtu",       "capabilities"};
+constexpr std::array<std::string_view, 20> kKeys = {
+    "interface",    "target_mac",   "target_ip",   "tester_mac", "tester_ip",
+    "service_port", "udp_port",     "netns",       "agent",      "agent_secret_file",
+    "pmtu",         "capabilities", "device_name", "vendor_id",  "vendor_part_id",
+    "firmware",     "node_guid",    "driver",      "kernel",     "rdma_core"};
 constexpr std::array<std::uint32_t, 5> kPmtus = {256, 512, 1024, 2048, 4096};
 
 std::string_view trim(std::string_view s) {
@@ -34,6 +37,19 @@ std::string_view trim(std::string_view s) {
 std::optional<std::uint32_t> parse_number(std::string_view text) {
   std::uint32_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// A 32-bit identifier as ibv_devinfo shows it: "0x02c9" (hex) or "4125" (decimal).
+std::optional<std::uint32_t> parse_id(std::string_view text) {
+  int base = 10;
+  if (text.starts_with("0x") || text.starts_with("0X")) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }
@@ -119,6 +135,36 @@ std::expected<void, std::string> set_key(Profile& p, std::string_view key, std::
       return std::unexpected(fmt::format(
           "agent '{}' is not HOST:PORT (e.g. dut.example:7472 or [2001:db8::1]:7472)", value));
     p.agent = value;
+  } else if (key == "agent_secret_file") {
+    p.agent_secret_file = value;
+  } else if (key == "vendor_id" || key == "vendor_part_id") {
+    const auto n = parse_id(value);
+    if (!n)
+      return std::unexpected(fmt::format(
+          "{} '{}' is not a number (write it as ibv_devinfo shows it, e.g. 0x02c9 or 4125)", key,
+          value));
+    if (key == "vendor_id")
+      p.identity.vendor_id = fmt::format("{:#06x}", *n);
+    else
+      p.identity.vendor_part_id = std::to_string(*n);
+  } else if (key == "node_guid") {
+    auto guid = normalize_node_guid(value);
+    if (!guid)
+      return std::unexpected(
+          fmt::format("node_guid '{}' is not a GUID (write it as ibv_devinfo shows it, e.g. "
+                      "0c42:a103:0002:0003, or 0x0c42a10300020003)",
+                      value));
+    p.identity.node_guid = *guid;
+  } else if (key == "device_name") {
+    p.identity.name = value;
+  } else if (key == "firmware") {
+    p.identity.fw_ver = value;
+  } else if (key == "driver") {
+    p.identity.driver = value;
+  } else if (key == "kernel") {
+    p.identity.kernel = value;
+  } else if (key == "rdma_core") {
+    p.identity.rdma_core = value;
   } else if (key == "pmtu") {
     const auto n = parse_number(value);
     if (!n || std::find(kPmtus.begin(), kPmtus.end(), *n) == kPmtus.end())
@@ -135,7 +181,7 @@ std::expected<void, std::string> set_key(Profile& p, std::string_view key, std::
 
 // Keys whose value may be empty: empty means unset (or no capabilities).
 bool may_be_empty(std::string_view key) {
-  return key == "netns" || key == "agent" || key == "capabilities";
+  return key == "netns" || key == "agent" || key == "capabilities" || key == "agent_secret_file";
 }
 
 bool is_broadcast(const MacAddress& mac) {
@@ -159,6 +205,32 @@ std::string_view not_unicast(const Ipv4Address& ip) {
 }
 
 }  // namespace
+
+std::optional<std::string> normalize_node_guid(std::string_view text) {
+  std::string hex;
+  if (text.starts_with("0x") || text.starts_with("0X")) {
+    text.remove_prefix(2);
+    hex = text;
+  } else if (text.size() == 19) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      if (i % 5 == 4) {
+        if (text[i] != ':') return std::nullopt;
+      } else {
+        hex += text[i];
+      }
+    }
+  } else {
+    hex = text;
+  }
+  if (hex.empty() || hex.size() > 16) return std::nullopt;
+  for (char& c : hex) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  hex.insert(0, 16 - hex.size(), '0');
+  return fmt::format("{}:{}:{}:{}", hex.substr(0, 4), hex.substr(4, 4), hex.substr(8, 4),
+                     hex.substr(12, 4));
+}
 
 std::expected<Profile, std::string> parse_profile(std::string_view text, std::string_view source) {
   Profile p;
@@ -283,6 +355,10 @@ std::expected<void, std::string> validate(const Profile& p) {
     return fail(fmt::format("tester_mac and target_mac are both {}: they must be two stations",
                             format_mac(mac)));
 
+  if (!p.agent_secret_file.empty() && p.agent.empty())
+    return fail(
+        "agent_secret_file without agent: add 'agent = HOST:PORT' (roceconf-agent --control) or "
+        "remove agent_secret_file");
   if (p.capabilities.control && p.agent.empty())
     return fail(
         "capability 'control' needs the DUT agent: add 'agent = HOST:PORT' (roceconf-agent "

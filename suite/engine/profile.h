@@ -17,6 +17,24 @@
 
 namespace roceconf::engine {
 
+// What the profile says the device is (PROFILE.md, "Identity"), in the reports' forms: vendor_id
+// "0x02c9", vendor_part_id decimal, node_guid "0c42:a103:0002:0003" (as ibv_devinfo shows them).
+// With an agent these are expectations the agent's hello must match; without one, the identity.
+struct ProfileIdentity {
+  std::string name;  // the ibv device (mlx5_0)
+  std::string vendor_id;
+  std::string vendor_part_id;
+  std::string fw_ver;
+  std::string node_guid;
+  std::string driver;
+  std::string kernel;
+  std::string rdma_core;
+  bool empty() const {
+    return name.empty() && vendor_id.empty() && vendor_part_id.empty() && fw_ver.empty() &&
+           node_guid.empty() && driver.empty() && kernel.empty() && rdma_core.empty();
+  }
+};
+
 struct Profile {
   std::string source = "<profile>";  // the file, for messages
   std::string interface;
@@ -26,11 +44,18 @@ struct Profile {
   std::optional<Ipv4Address> tester_ip;
   std::uint16_t service_port = 7471;
   std::uint16_t udp_port = Udp::kRocePort;
-  std::string netns;          // the interface's network namespace; empty: ours
-  std::string agent;          // HOST:PORT of roceconf-agent's control API; empty: none
+  std::string netns;  // the interface's network namespace; empty: ours
+  std::string agent;  // HOST:PORT of roceconf-agent's control API; empty: none
+  // The file with the secret the agent asks for (CONTROL_API.md); empty: $ROCECONF_AGENT_SECRET.
+  std::string agent_secret_file;
   std::uint32_t pmtu = 1024;  // the largest path MTU cases may negotiate
   Capabilities capabilities{true, false};
+  ProfileIdentity identity;
 };
+
+// A node GUID as "0x0c42a10300020003", "0c42a10300020003" or "0c42:a103:0002:0003", in the last
+// form; nullopt when it is none of them.
+std::optional<std::string> normalize_node_guid(std::string_view text);
 
 // Parses a profile's text; `source` names it in errors ("FILE:LINE: what, and what to do").
 std::expected<Profile, std::string> parse_profile(std::string_view text,

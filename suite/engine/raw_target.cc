@@ -9,6 +9,7 @@
 
 #include "capture/port/raw_socket_port.h"
 #include "suite/target/address_text.h"
+#include "suite/target/control_auth.h"
 
 namespace roceconf::engine {
 namespace {
@@ -78,6 +79,84 @@ std::expected<std::size_t, std::string> settle_and_drain(Port& port, TimeNs quie
   }
 }
 
+namespace {
+
+std::string text_of(const nlohmann::json& device, std::string_view key) {
+  const auto it = device.find(key);
+  if (it == device.end()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  return {};
+}
+
+std::string number_of(const nlohmann::json& device, std::string_view key, bool hex) {
+  const auto it = device.find(key);
+  if (it == device.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) return {};
+  const auto n = it->get<std::uint64_t>();
+  return hex ? fmt::format("{:#06x}", n) : std::to_string(n);
+}
+
+// The hello's identity fields, in the report's order and forms, and the profile's name for each.
+struct IdentityField {
+  std::string_view key;
+  std::string_view profile_key;
+  std::string ProfileIdentity::*expected;
+};
+constexpr IdentityField kIdentityFields[] = {
+    {"name", "device_name", &ProfileIdentity::name},
+    {"vendor_id", "vendor_id", &ProfileIdentity::vendor_id},
+    {"vendor_part_id", "vendor_part_id", &ProfileIdentity::vendor_part_id},
+    {"fw_ver", "firmware", &ProfileIdentity::fw_ver},
+    {"node_guid", "node_guid", &ProfileIdentity::node_guid},
+    {"driver", "driver", &ProfileIdentity::driver},
+    {"kernel", "kernel", &ProfileIdentity::kernel},
+    {"rdma_core", "rdma_core", &ProfileIdentity::rdma_core}};
+
+std::string from_hello(const nlohmann::json& hello, std::string_view key) {
+  const auto device = hello.find("device");
+  if (device == hello.end() || !device->is_object()) return {};
+  if (key == "vendor_id") return number_of(*device, key, true);
+  if (key == "vendor_part_id") return number_of(*device, key, false);
+  if (key == "node_guid") return normalize_node_guid(text_of(*device, key)).value_or("");
+  return text_of(*device, key);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> device_identity(const Profile& profile,
+                                                                 const nlohmann::json* hello) {
+  std::vector<std::pair<std::string, std::string>> out;
+  bool from_agent = false, from_profile = false;
+  for (const IdentityField& f : kIdentityFields) {
+    std::string value = hello ? from_hello(*hello, f.key) : std::string();
+    if (!value.empty()) {
+      from_agent = true;
+    } else if (!(profile.identity.*f.expected).empty()) {
+      value = profile.identity.*f.expected;
+      from_profile = true;
+    }
+    if (!value.empty()) out.emplace_back(f.key, std::move(value));
+  }
+  if (out.empty()) return out;
+  out.emplace_back("source", from_agent && from_profile ? "agent hello, profile"
+                             : from_agent               ? "agent hello"
+                                                        : "profile");
+  return out;
+}
+
+std::expected<void, std::string> check_identity(const Profile& profile,
+                                                const nlohmann::json& hello) {
+  for (const IdentityField& f : kIdentityFields) {
+    const std::string& expected = profile.identity.*f.expected;
+    const std::string got = from_hello(hello, f.key);
+    if (expected.empty() || got.empty() || expected == got) continue;
+    return std::unexpected(fmt::format(
+        "{}: {} '{}' is not the device's: the agent at {} reports {} '{}' (is it the device "
+        "the profile describes? correct the profile or --device of roceconf-agent)",
+        profile.source, f.profile_key, expected, profile.agent, f.key, got));
+  }
+  return {};
+}
+
 std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Profile& profile) {
   if (auto valid = validate(profile); !valid) return std::unexpected(valid.error());
   RawSocketOptions options;
@@ -103,7 +182,12 @@ std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Pro
   t->guard_ =
       std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac, *profile.target_ip);
   if (!profile.agent.empty()) {
+    auto secret = target::find_secret(profile.agent_secret_file);
+    if (!secret) return std::unexpected(fmt::format("{}: {}", profile.source, secret.error()));
+    t->secret_ = std::move(*secret);
     if (auto connected = t->connect_agent(); !connected) return std::unexpected(connected.error());
+    if (auto same = check_identity(profile, t->agent_hello_); !same)
+      return std::unexpected(same.error());
   }
   return t;
 }
@@ -112,7 +196,7 @@ std::expected<void, std::string> RawTarget::connect_agent() {
   agent_.reset();
   auto client = ControlClient::connect_tcp(profile_.agent);
   if (!client) return std::unexpected(client.error());
-  auto hello = (*client)->request({{"op", "hello"}});
+  auto hello = (*client)->handshake(secret_);
   if (!hello) return std::unexpected(hello.error());
   if (!hello->value("ok", false))
     return std::unexpected(fmt::format("agent {}: hello failed: {}", profile_.agent,

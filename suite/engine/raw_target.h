@@ -7,7 +7,10 @@
 
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capture/port/port.h"
 #include "suite/engine/control_client.h"
@@ -45,15 +48,29 @@ inline constexpr TimeNs kSettleBoundNs = 50'000'000;
 std::expected<std::size_t, std::string> settle_and_drain(Port& port, TimeNs quiet = kSettleQuietNs,
                                                          TimeNs bound = kSettleBoundNs);
 
+// The device's identity (Target::identity()): from the agent's hello when there is one, with the
+// profile's identity keys filling what the hello lacks; from the profile alone without an agent.
+std::vector<std::pair<std::string, std::string>> device_identity(const Profile& profile,
+                                                                 const nlohmann::json* hello);
+// The profile's identity keys are expectations when an agent answers: the first one the hello
+// contradicts, as one line (the run must not certify another device than the one described).
+std::expected<void, std::string> check_identity(const Profile& profile,
+                                                const nlohmann::json& hello);
+
 class RawTarget final : public Target {
  public:
   // Validates the profile, opens a raw socket on its interface (in its namespace, if any),
   // checks that the interface's MTU carries the profile's pmtu and, with an agent, connects to
-  // it and checks that it speaks protocol 1.
+  // it (authenticating with agent_secret_file, or $ROCECONF_AGENT_SECRET, when the agent asks),
+  // checks that it speaks protocol 1 and that it is the device the profile's identity keys
+  // describe.
   static std::expected<std::unique_ptr<RawTarget>, std::string> open(const Profile& profile);
 
   std::string_view kind() const override { return "raw"; }
   std::string describe() const override;
+  std::vector<std::pair<std::string, std::string>> identity() const override {
+    return device_identity(profile_, agent_ ? &agent_hello_ : nullptr);
+  }
   Capabilities capabilities() const override {
     return {profile_.capabilities.responder, agent_ != nullptr, profile_.pmtu};
   }
@@ -79,6 +96,7 @@ class RawTarget final : public Target {
   // whatever the previous case left (QPs, MRs, CQs, PDs) and every case starts clean.
   std::unique_ptr<ControlClient> agent_;
   nlohmann::json agent_hello_;
+  std::optional<std::string> secret_;
   std::expected<void, std::string> connect_agent();
 };
 

@@ -57,7 +57,7 @@ std::string default_control_path() {
 }
 
 std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::open(
-    const std::string& path, Handler handler) {
+    const std::string& path, Handler handler, std::string secret) {
   const auto addr = socket_address(path);
   if (!addr) return std::unexpected(addr.error());
 
@@ -91,11 +91,15 @@ std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::open(
     unlink(path.c_str());
     return std::unexpected(fmt::format("listen on '{}': {}", path, errno_text(err)));
   }
-  return std::unique_ptr<ControlServer>(new ControlServer(fd, path, std::move(handler)));
+  return std::unique_ptr<ControlServer>(
+      new ControlServer(fd, path, std::move(handler), std::move(secret)));
 }
 
-ControlServer::ControlServer(int fd, std::string path, Handler handler)
-    : listen_fd_(fd), path_(std::move(path)), handler_(std::move(handler)) {}
+ControlServer::ControlServer(int fd, std::string path, Handler handler, std::string secret)
+    : listen_fd_(fd),
+      path_(std::move(path)),
+      handler_(std::move(handler)),
+      secret_(std::move(secret)) {}
 
 ControlServer::~ControlServer() {
   for (const auto& c : clients_) close(c->fd);
@@ -143,8 +147,8 @@ void ControlServer::accept_clients() {
   for (;;) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN: all taken; other errors: the client is already gone
-    auto c = std::make_unique<Client>();
-    c->fd = fd;
+    auto c = std::make_unique<Client>(
+        Client{fd, {}, {}, false, ControlGate(secret_, "roceconf reference daemon")});
     if (clients_.size() >= kMaxClients)
       reject(*c,
              fmt::format("too many control clients (at most {}): try again later", kMaxClients));
@@ -197,8 +201,8 @@ void ControlServer::answer_lines(Client& c, bool at_eof) {
     }
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-    c.out += handler_(line);
-    c.out += '\n';
+    answer(c, line);
+    if (c.closing) return;
   }
   c.in.erase(0, start);
   if (c.in.size() > kMaxLine) {
@@ -206,10 +210,25 @@ void ControlServer::answer_lines(Client& c, bool at_eof) {
     return;
   }
   if (at_eof && c.in.find_first_not_of(" \t\r") != std::string::npos) {
-    c.out += handler_(c.in);
-    c.out += '\n';
+    const std::string last = std::move(c.in);
     c.in.clear();
+    answer(c, last);
   }
+}
+
+void ControlServer::answer(Client& c, std::string_view line) {
+  if (auto gated = c.gate.screen(line)) {
+    c.out += gated->line;
+    c.out += '\n';
+    if (gated->close) {
+      c.in.clear();
+      c.closing = true;
+      shutdown(c.fd, SHUT_RD);
+    }
+    return;
+  }
+  c.out += handler_(line);
+  c.out += '\n';
 }
 
 void ControlServer::reject(Client& c, std::string_view message) {

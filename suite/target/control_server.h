@@ -7,6 +7,9 @@
 // and the connection is closed; a client that does not read its responses is dropped once
 // kMaxPendingOutput bytes wait for it; beyond kMaxClients new connections get an error line and
 // are closed.
+//
+// With a secret, a client authenticates first (ControlGate, control_auth.h): until it has, the
+// handler sees none of its lines.
 #pragma once
 
 #include <poll.h>
@@ -20,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "suite/target/control_auth.h"
+
 namespace roceconf::target {
 
 class ControlServer {
@@ -32,9 +37,11 @@ class ControlServer {
   using Handler = std::function<std::string(std::string_view line)>;
 
   // Binds and listens at `path`. A stale socket file left by a dead daemon is replaced; a socket
-  // another process still answers on, or a file that is not a socket, is an error.
+  // another process still answers on, or a file that is not a socket, is an error. `secret`
+  // empty: clients need not authenticate (the socket is the owner's only, mode 0600).
   static std::expected<std::unique_ptr<ControlServer>, std::string> open(const std::string& path,
-                                                                         Handler handler);
+                                                                         Handler handler,
+                                                                         std::string secret = {});
   // Closes every connection and removes the socket file.
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
@@ -55,9 +62,11 @@ class ControlServer {
     std::string in;
     std::string out;
     bool closing = false;  // close once `out` is flushed; read nothing more
+    ControlGate gate;
   };
 
-  ControlServer(int fd, std::string path, Handler handler);
+  ControlServer(int fd, std::string path, Handler handler, std::string secret);
+  void answer(Client& c, std::string_view line);
   void accept_clients();
   void read_from(Client& c);
   void answer_lines(Client& c, bool at_eof);
@@ -67,6 +76,7 @@ class ControlServer {
   int listen_fd_ = -1;
   std::string path_;
   Handler handler_;
+  std::string secret_;
   std::vector<std::unique_ptr<Client>> clients_;
 };
 

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -37,6 +38,8 @@
 #include "suite/engine/raw_target.h"
 #include "suite/engine/veth_lab.h"
 #include "suite/target/address_text.h"
+#include "suite/target/control_auth.h"
+#include "suite/target/control_server.h"
 #include "suite/target/rcnf_private_data.h"
 #include "suite/target/test/peer_frames.h"
 
@@ -305,6 +308,114 @@ TEST(Profile, ValidateRefusesAnythingButOneUnicastTarget) {
   }
 }
 
+TEST(Profile, IdentityKeysAreReadInTheReportsForms) {
+  const auto p = parse_profile(std::string(kGoodProfile) + R"(agent = 192.0.2.2:7700
+agent_secret_file = /etc/roceconf/agent.secret
+device_name    = mlx5_0
+vendor_id      = 0x2C9
+vendor_part_id = 4125
+firmware       = 22.36.1010
+node_guid      = 0C42:A103:0002:0003
+driver         = mlx5_core
+kernel         = 6.1.0-18-amd64
+rdma_core      = 44.0
+)",
+                               "f");
+  ASSERT_TRUE(p) << p.error();
+  EXPECT_EQ(p->agent_secret_file, "/etc/roceconf/agent.secret");
+  EXPECT_EQ(p->identity.name, "mlx5_0");
+  EXPECT_EQ(p->identity.vendor_id, "0x02c9");
+  EXPECT_EQ(p->identity.vendor_part_id, "4125");
+  EXPECT_EQ(p->identity.fw_ver, "22.36.1010");
+  EXPECT_EQ(p->identity.node_guid, "0c42:a103:0002:0003");
+  EXPECT_EQ(p->identity.driver, "mlx5_core");
+  EXPECT_EQ(p->identity.kernel, "6.1.0-18-amd64");
+  EXPECT_EQ(p->identity.rdma_core, "44.0");
+  EXPECT_TRUE(validate(*p));
+
+  EXPECT_EQ(normalize_node_guid("0x0c42a10300020003"), "0c42:a103:0002:0003");
+  EXPECT_EQ(normalize_node_guid("0c42a10300020003"), "0c42:a103:0002:0003");
+  EXPECT_EQ(normalize_node_guid("0x1"), "0000:0000:0000:0001");
+  EXPECT_FALSE(normalize_node_guid("0c42-a103-0002-0003"));
+  EXPECT_FALSE(normalize_node_guid("0x0c42a1030002000300"));
+  EXPECT_FALSE(normalize_node_guid("zz"));
+  EXPECT_FALSE(normalize_node_guid(""));
+
+  for (const auto& [line, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"vendor_id = mellanox", "f:2: vendor_id 'mellanox' is not a number"},
+           {"vendor_part_id = 0x", "f:2: vendor_part_id '0x' is not a number"},
+           {"node_guid = 1:2:3:4", "f:2: node_guid '1:2:3:4' is not a GUID"},
+           {"firmware =", "f:2: 'firmware' needs a value"}}) {
+    const auto bad = parse_profile("interface = eth1\n" + line + "\n", "f");
+    ASSERT_FALSE(bad) << line;
+    EXPECT_EQ(bad.error().rfind(expected, 0), 0u) << bad.error();
+  }
+  Profile no_agent = *p;
+  no_agent.agent.clear();
+  EXPECT_NE(validate(no_agent).error().find("agent_secret_file without agent"), std::string::npos);
+}
+
+json agent_hello() {
+  return {{"ok", true},
+          {"protocol", 1},
+          {"device",
+           {{"name", "rxe0"},
+            {"vendor_id", 0xFFFFFF},
+            {"vendor_part_id", 0},
+            {"fw_ver", ""},
+            {"node_guid", "0x505400fffe770011"},
+            {"driver", "rdma_rxe"},
+            {"kernel", "6.1.0-41-amd64"},
+            {"rdma_core", "44.0"}}}};
+}
+
+TEST(RawTargetIdentity, FromTheAgentsHelloWithTheProfileFillingGaps) {
+  Profile p;
+  const json hello = agent_hello();
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(device_identity(p, &hello), (Pairs{{"name", "rxe0"},
+                                               {"vendor_id", "0xffffff"},
+                                               {"vendor_part_id", "0"},
+                                               {"node_guid", "5054:00ff:fe77:0011"},
+                                               {"driver", "rdma_rxe"},
+                                               {"kernel", "6.1.0-41-amd64"},
+                                               {"rdma_core", "44.0"},
+                                               {"source", "agent hello"}}));
+  p.identity.fw_ver = "rxe (no firmware)";
+  p.identity.kernel = "6.1.0-41-amd64";
+  const Pairs filled = device_identity(p, &hello);
+  EXPECT_EQ(filled[3], (std::pair<std::string, std::string>{"fw_ver", "rxe (no firmware)"}));
+  EXPECT_EQ(filled.back().second, "agent hello, profile");
+  EXPECT_TRUE(check_identity(p, hello)) << "the kernel matches; an empty fw_ver is no claim";
+
+  // Without an agent: the profile's keys alone, or nothing at all.
+  EXPECT_EQ(device_identity(Profile{}, nullptr), Pairs{});
+  Profile described;
+  described.identity.name = "mlx5_0";
+  described.identity.fw_ver = "22.36.1010";
+  EXPECT_EQ(device_identity(described, nullptr),
+            (Pairs{{"name", "mlx5_0"}, {"fw_ver", "22.36.1010"}, {"source", "profile"}}));
+}
+
+TEST(RawTargetIdentity, AProfileThatDescribesAnotherDeviceIsRefused) {
+  Profile p;
+  p.source = "dut.profile";
+  p.agent = "192.0.2.2:7700";
+  p.identity.node_guid = "5054:00ff:fe77:0011";
+  p.identity.vendor_id = "0xffffff";
+  EXPECT_TRUE(check_identity(p, agent_hello()));
+  p.identity.node_guid = "0c42:a103:0002:0003";
+  const auto wrong = check_identity(p, agent_hello());
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error(),
+            "dut.profile: node_guid '0c42:a103:0002:0003' is not the device's: the agent at "
+            "192.0.2.2:7700 reports node_guid '5054:00ff:fe77:0011' (is it the device the "
+            "profile describes? correct the profile or --device of roceconf-agent)");
+  p.identity.node_guid.clear();
+  p.identity.rdma_core = "50.0";
+  EXPECT_NE(check_identity(p, agent_hello()).error().find("rdma_core '50.0'"), std::string::npos);
+}
+
 // ---------------------------------------------------------------------------------------------
 // ControlClient against a scripted server: one connection, one handler per request line.
 
@@ -454,6 +565,95 @@ TEST(ControlClient, TcpConnectsAndNumbersRequests) {
       << refused.error();
   EXPECT_NE(ControlClient::connect_tcp("nohostport", 10ms).error().find("is not HOST:PORT"),
             std::string::npos);
+}
+
+// The reference daemon's socket server with a secret, and the client's one handshake.
+class SecretServer {
+ public:
+  SecretServer(const std::string& path, std::string secret) {
+    auto opened = target::ControlServer::open(
+        path,
+        [this](std::string_view line) {
+          ++handled_;
+          const json r = json::parse(line);
+          return json{{"id", r["id"]}, {"ok", true}, {"protocol", 1}, {"op", r["op"]}}.dump();
+        },
+        std::move(secret));
+    EXPECT_TRUE(opened) << opened.error();
+    server_ = std::move(*opened);
+    thread_ = std::thread([this] {
+      std::vector<pollfd> fds;
+      while (!stop_) {
+        fds.clear();
+        server_->add_poll_fds(fds);
+        if (poll(fds.data(), fds.size(), 10) > 0) server_->dispatch(fds);
+      }
+    });
+  }
+  ~SecretServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  int handled() const { return handled_; }
+
+ private:
+  std::unique_ptr<target::ControlServer> server_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> handled_{0};
+  std::thread thread_;
+};
+
+TEST(ControlClient, HandshakeAuthenticatesWhenTheServerAsks) {
+  TempDir dir;
+  const std::string secret = "the lab's secret, 32 bytes long.";
+  SecretServer server(dir.file("s"), secret);
+
+  auto right = ControlClient::connect(dir.file("s"), 2s);
+  ASSERT_TRUE(right) << right.error();
+  const auto hello = (*right)->handshake(secret);
+  ASSERT_TRUE(hello) << hello.error();
+  EXPECT_EQ((*hello)["op"], "hello") << "the server's own hello, after auth";
+  EXPECT_EQ(server.handled(), 1);
+  EXPECT_TRUE((*right)->request({{"op", "alloc_pd"}}));
+  EXPECT_EQ(server.handled(), 2);
+
+  auto none = ControlClient::connect(dir.file("s"), 2s);
+  ASSERT_TRUE(none);
+  const auto refused = (*none)->handshake(std::nullopt);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().find("requires a secret and none is given: set agent_secret_file"),
+            std::string::npos)
+      << refused.error();
+  const auto still = (*none)->request({{"op", "alloc_pd"}});
+  ASSERT_TRUE(still);
+  EXPECT_EQ((*still)["errno"], "EACCES") << "no op without auth";
+
+  auto wrong = ControlClient::connect(dir.file("s"), 2s);
+  ASSERT_TRUE(wrong);
+  const auto bad = (*wrong)->handshake(std::string("not the lab's secret, but as long"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("the server refused the secret (EACCES: auth: wrong MAC"),
+            std::string::npos)
+      << bad.error();
+  EXPECT_EQ(bad.error().find('\n'), std::string::npos);
+  const auto after = (*wrong)->request({{"op", "alloc_pd"}});
+  ASSERT_FALSE(after) << "the server closed the connection";
+  EXPECT_NE(after.error().find("closed by the target"), std::string::npos) << after.error();
+  EXPECT_EQ(server.handled(), 2) << "nothing unauthenticated reached the handler";
+}
+
+TEST(ControlClient, HandshakeWithoutAServerSecretIsOneHello) {
+  TempDir dir;
+  SecretServer server(dir.file("s"), "");
+  auto client = ControlClient::connect(dir.file("s"), 2s);
+  ASSERT_TRUE(client);
+  for (const std::optional<std::string>& secret :
+       {std::optional<std::string>(), std::optional<std::string>("a secret the server lacks")}) {
+    const auto hello = (*client)->handshake(secret);
+    ASSERT_TRUE(hello) << hello.error();
+    EXPECT_EQ((*hello)["op"], "hello");
+  }
+  EXPECT_EQ(server.handled(), 2);
 }
 
 TEST(ControlClient, TimeoutIsOneLineAndALateAnswerIsSkipped) {
@@ -948,6 +1148,140 @@ TEST(RawTarget, OpenRefusesAnInvalidProfileOrTooSmallAnMtu) {
   const auto missing = RawTarget::open(p);
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().find("not found"), std::string::npos) << missing.error();
+}
+
+// A stand-in for roceconf-agent on loopback: the same gate (control_auth.h) in front of a hello
+// that names a device, one connection at a time, as the raw target opens them.
+class GatedAgent {
+ public:
+  explicit GatedAgent(std::string secret) : secret_(std::move(secret)) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(listen_fd_, 4);
+    socklen_t len = sizeof addr;
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    address_ = fmt::format("127.0.0.1:{}", ntohs(addr.sin_port));
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~GatedAgent() {
+    shutdown(listen_fd_, SHUT_RDWR);
+    thread_.join();
+    close(listen_fd_);
+  }
+  const std::string& address() const { return address_; }
+  int passed() const { return passed_; }  // requests that got past the gate
+
+ private:
+  void serve() {
+    for (int c; (c = accept(listen_fd_, nullptr, nullptr)) >= 0;) {
+      target::ControlGate gate(secret_, "roceconf-agent");
+      std::string buffer;
+      char chunk[4096];
+      bool open = true;
+      for (ssize_t n; open && (n = recv(c, chunk, sizeof chunk, 0)) > 0;) {
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        for (std::size_t nl; open && (nl = buffer.find('\n')) != std::string::npos;) {
+          const std::string line = buffer.substr(0, nl);
+          buffer.erase(0, nl + 1);
+          std::string out;
+          if (auto gated = gate.screen(line)) {
+            out = gated->line;
+            open = !gated->close;
+          } else {
+            ++passed_;
+            const json r = json::parse(line);
+            out = json{{"id", r["id"]},
+                       {"ok", true},
+                       {"protocol", 1},
+                       {"target", "roceconf-agent on rxe0"},
+                       {"device",
+                        {{"name", "rxe0"},
+                         {"vendor_id", 0xFFFFFF},
+                         {"fw_ver", ""},
+                         {"node_guid", "0x505400fffe770011"},
+                         {"driver", "rdma_rxe"}}}}
+                      .dump();
+          }
+          out += "\n";
+          send(c, out.data(), out.size(), MSG_NOSIGNAL);
+        }
+      }
+      close(c);
+    }
+  }
+
+  std::string secret_;
+  int listen_fd_ = -1;
+  std::string address_;
+  std::atomic<int> passed_{0};
+  std::thread thread_;
+};
+
+TEST(RawTarget, AuthenticatesToTheAgentAndNamesItsDevice) {
+  SKIP_UNLESS_ROOT();
+  TempDir dir;
+  const std::string secret = "the DUT's secret, 32 bytes long.";
+  const std::string secret_file = dir.file("agent.secret");
+  std::ofstream(secret_file) << secret << "\n";
+  fs::permissions(secret_file, fs::perms::owner_read | fs::perms::owner_write);
+  GatedAgent agent(secret);
+  auto lab = VethLab::create({});
+  ASSERT_TRUE(lab) << lab.error();
+  Profile p = lab_profile(**lab);
+  p.agent = agent.address();
+  p.capabilities.control = true;
+  unsetenv(target::kSecretEnv);
+
+  const auto without = RawTarget::open(p);
+  ASSERT_FALSE(without);
+  EXPECT_NE(without.error().find("requires a secret and none is given: set agent_secret_file"),
+            std::string::npos)
+      << without.error();
+  p.agent_secret_file = dir.file("other.secret");
+  std::ofstream(p.agent_secret_file) << "another secret, long enough\n";
+  fs::permissions(p.agent_secret_file, fs::perms::owner_read | fs::perms::owner_write);
+  const auto wrong = RawTarget::open(p);
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().find("refused the secret (EACCES: auth: wrong MAC"), std::string::npos)
+      << wrong.error();
+  EXPECT_EQ(agent.passed(), 0) << "no request got past the gate";
+
+  p.agent_secret_file = secret_file;
+  p.identity.fw_ver = "rxe (no firmware)";
+  {  // the agent serves one connection at a time: this one ends with the block
+    auto opened = RawTarget::open(p);
+    ASSERT_TRUE(opened) << opened.error();
+    RawTarget& raw = **opened;
+    EXPECT_TRUE(raw.capabilities().control);
+    EXPECT_NE(raw.describe().find("agent " + agent.address() + " (roceconf-agent on rxe0)"),
+              std::string::npos)
+        << raw.describe();
+    using Pairs = std::vector<std::pair<std::string, std::string>>;
+    EXPECT_EQ(raw.identity(), (Pairs{{"name", "rxe0"},
+                                     {"vendor_id", "0xffffff"},
+                                     {"fw_ver", "rxe (no firmware)"},
+                                     {"node_guid", "5054:00ff:fe77:0011"},
+                                     {"driver", "rdma_rxe"},
+                                     {"source", "agent hello, profile"}}));
+    ASSERT_TRUE(raw.reset()) << "a new session, authenticated again";
+    EXPECT_TRUE(raw.control({{"op", "alloc_pd"}}));
+  }
+  // The same secret from the environment.
+  p.agent_secret_file.clear();
+  setenv(target::kSecretEnv, secret.c_str(), 1);
+  EXPECT_TRUE(RawTarget::open(p));
+  unsetenv(target::kSecretEnv);
+  // A profile that names another device stops the run.
+  p.agent_secret_file = secret_file;
+  p.identity.node_guid = "0c42:a103:0002:0003";
+  const auto other = RawTarget::open(p);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().find("node_guid '0c42:a103:0002:0003' is not the device's"),
+            std::string::npos)
+      << other.error();
 }
 
 }  // namespace

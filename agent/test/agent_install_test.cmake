@@ -1,0 +1,15 @@
+# `cmake --install` of this build tree's agent component into PREFIX holds bin/roceconf-agent.
+file(REMOVE_RECURSE ${PREFIX})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} --component agent
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install failed:\n${out}\n${err}")
+endif()
+if(NOT EXISTS ${PREFIX}/bin/roceconf-agent)
+  message(FATAL_ERROR "no bin/roceconf-agent under ${PREFIX}:\n${out}")
+endif()
+execute_process(COMMAND ${PREFIX}/bin/roceconf-agent --help RESULT_VARIABLE rc OUTPUT_VARIABLE help)
+file(REMOVE_RECURSE ${PREFIX})
+if(NOT rc EQUAL 0 OR NOT help MATCHES "--secret-file")
+  message(FATAL_ERROR "the installed roceconf-agent does not run: ${rc}")
+endif()
