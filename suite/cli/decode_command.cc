@@ -111,25 +111,6 @@ class Stats {
   std::array<std::uint64_t, kFindingCodes> findings_{};
 };
 
-// Per request channel (a QP's requests to its peer): whether the capture is complete enough to
-// grade the responder, i.e. no PSN it acknowledged is missing from the capture.
-void print_channels(Output& out, const std::vector<analysis::RcChannelSummary>& channels) {
-  const auto gradable = std::ranges::count_if(channels, [](const auto& c) { return c.gradable(); });
-  out.print("RC/UC request channels: {} ({} complete enough to grade)\n", channels.size(),
-            gradable);
-  for (const analysis::RcChannelSummary& c : channels) {
-    if (c.gradable() && c.out_of_sequence == 0 && c.duplicates == 0) continue;
-    out.print(
-        "  {} -> {} QP {:#08x}: {} requests, {} out of sequence, {} duplicates, "
-        "{} retransmissions, {}\n",
-        c.source, c.destination, c.qpn, c.requests, c.out_of_sequence, c.duplicates,
-        c.retransmissions,
-        c.gradable()
-            ? std::string("complete")
-            : fmt::format("{} PSNs acknowledged but not captured: not graded", c.not_captured));
-  }
-}
-
 // Analysis state is bounded (request windows per channel, channels and CM connections kept),
 // and per-frame results are not kept: memory stays flat however long the capture.
 analysis::AnalyzerOptions stream_options() {
@@ -141,21 +122,59 @@ analysis::AnalyzerOptions stream_options() {
 int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   Stats stats;
   Packet packet;  // reused: decode_into keeps its storage
-  analysis::StreamAnalyzer analyzer(stream_options());
   const auto start = std::chrono::steady_clock::now();
   ReadAhead frames(std::move(reader));  // the file is read on a second core
-  std::uint64_t number = 0;
   while (const ReadAhead::Batch* batch = frames.next()) {
     for (std::size_t i = 0; i < batch->size(); ++i) {
-      const CaptureFrame& frame = batch->frame(i);
-      decode_into(packet, frame.data, frames.link_type(), options);
+      decode_into(packet, batch->frame(i).data, frames.link_type(), options);
       stats.add(packet);
-      analyzer.add(++number, static_cast<std::int64_t>(frame.time_ns), packet);
     }
   }
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   stats.print(out, options.check_icrc, elapsed.count());  // totals up to a corrupt record too
-  print_channels(out, analyzer.rc().summaries());
+  return frames.error().empty() ? kExitOk : fail(out, frames.error());
+}
+
+// Per request channel (a QP's requests to its peer): what the PSN analysis saw, and whether
+// the capture is complete enough to grade the responder (no PSN it acknowledged is missing).
+int print_connections(PcapReader reader, const DecodeOptions& options, bool json, Output& out) {
+  Packet packet;
+  analysis::StreamAnalyzer analyzer(stream_options());
+  ReadAhead frames(std::move(reader));
+  std::uint64_t number = 0;
+  while (const ReadAhead::Batch* batch = frames.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      const CaptureFrame frame = batch->frame(i);
+      decode_into(packet, frame.data, frames.link_type(), options);
+      analyzer.add(++number, static_cast<std::int64_t>(frame.time_ns), packet);
+    }
+  }
+  const auto channels = analyzer.rc().summaries();
+  if (json) {
+    for (const analysis::RcChannelSummary& c : channels) {
+      Json j{{"channel", c.channel},           {"source", c.source},
+             {"destination", c.destination},   {"qpn", c.qpn},
+             {"peer_channel", c.peer_channel}, {"connection", c.connection},
+             {"requests", c.requests},         {"out_of_sequence", c.out_of_sequence},
+             {"duplicates", c.duplicates},     {"retransmissions", c.retransmissions},
+             {"not_captured", c.not_captured}, {"gradable", c.gradable()}};
+      out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+  } else {
+    const auto gradable =
+        std::ranges::count_if(channels, [](const auto& c) { return c.gradable(); });
+    out.print("request channels: {} ({} complete enough to grade)\n", channels.size(), gradable);
+    out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", "channel",
+              "source -> destination QP", "requests", "out-of-seq", "dups", "retrans", "conn",
+              "not captured", "grade");
+    for (const analysis::RcChannelSummary& c : channels) {
+      out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", c.channel,
+                fmt::format("{} -> {} {:#08x}", c.source, c.destination, c.qpn), c.requests,
+                c.out_of_sequence, c.duplicates, c.retransmissions,
+                c.connection != 0 ? std::to_string(c.connection) : "-", c.not_captured,
+                c.gradable() ? "complete" : "incomplete: not graded");
+    }
+  }
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
@@ -255,6 +274,7 @@ int run_decode(const DecodeArgs& args) {
   options.udp_port = args.udp_port;
   options.check_icrc = !args.no_icrc;
   if (args.stats) return print_stats(std::move(*reader), options, out);
+  if (args.connections) return print_connections(std::move(*reader), options, args.json, out);
   return list_frames(*reader, options, args.json, out);
 }
 
@@ -269,6 +289,11 @@ void add_decode_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--stats", args->stats,
                 "totals by opcode and finding, ICRC failures and decode speed")
       ->excludes(json);
+  cmd->add_flag("--connections", args->connections,
+                "per RC/UC request channel: requests, out of sequence, duplicates, "
+                "retransmissions, PSNs acknowledged but not captured, and whether the capture "
+                "is complete enough to grade the responder (with --json: one object a channel)")
+      ->excludes("--stats");
   cmd->add_option("--udp-port", args->udp_port, "UDP destination port that carries RoCEv2")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();

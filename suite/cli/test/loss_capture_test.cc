@@ -10,10 +10,14 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <pcap/pcap.h>
 #include <nlohmann/json.hpp>
 
 #include "capture/pcap_reader.h"
+#include "capture/test/capture_files.h"
 #include "dissector/analysis/test/loss_capture.h"
+#include "dissector/names.h"
+#include "dissector/packet.h"
 #include "suite/cli/test/run_binary.h"
 #include "suite/engine/annotator.h"
 
@@ -132,6 +136,75 @@ TEST(LossCapture, EngineAnnotatorAgrees) {
                           "frame {})",
                           psn_hex(want.psn), want.nak_cause));
   }
+}
+
+// A frame from 192.0.2.1 to 192.0.2.2 (requests) or back (responses), as on the wire.
+std::vector<std::uint8_t> rc_frame(bool request, std::uint8_t op, std::uint32_t psn,
+                                   std::uint8_t syndrome = 0x1F) {
+  Packet p;
+  p.eth = Ethernet{};
+  Ipv4 ip;
+  ip.src = request ? Ipv4Address{192, 0, 2, 1} : Ipv4Address{192, 0, 2, 2};
+  ip.dst = request ? Ipv4Address{192, 0, 2, 2} : Ipv4Address{192, 0, 2, 1};
+  p.ipv4 = ip;
+  p.udp = Udp{};
+  Bth b;
+  b.opcode = op;
+  b.dqpn = request ? 0x22 : 0x11;
+  b.psn = psn;
+  p.bth = b;
+  static const std::vector<std::uint8_t> payload(64, 0x5a);
+  if (request) p.payload = Bytes(payload.data(), payload.size());
+  if (!request) p.aeth = Aeth{syndrome, 1};
+  return encode(p);
+}
+
+// `decode --connections`: a capture that missed requests the responder acknowledged is not
+// complete enough to grade; a go-back-N captured at the requester (the lost packet on the wire
+// once, the NAK, the resends) is, with its resends counted as retransmissions, not duplicates.
+TEST(LossCapture, ConnectionsSayWhetherTheCaptureCanGrade) {
+  test::TempDir dir;
+  auto write = [&dir](const std::string& name, const std::vector<std::vector<std::uint8_t>>& f) {
+    std::vector<test::TestFrame> frames;
+    for (std::size_t i = 0; i < f.size(); ++i) frames.push_back({f[i], 1'000'000'000 + i * 1000});
+    const std::string path = dir.file(name);
+    EXPECT_TRUE(test::write_pcap(path, DLT_EN10MB, frames));
+    return path;
+  };
+  using namespace opcode;
+  const std::string lossy =
+      write("lossy.pcap", {rc_frame(true, kRcSendOnly, 10), rc_frame(true, kRcSendOnly, 11),
+                           rc_frame(true, kRcSendOnly, 14), rc_frame(false, kRcAck, 14)});
+  std::vector<std::vector<std::uint8_t>> gbn;
+  for (std::uint32_t psn = 0; psn < 6; ++psn) gbn.push_back(rc_frame(true, kRcSendOnly, psn));
+  gbn.push_back(rc_frame(false, kRcAck, 2, syndrome::kNakPsnSeqError));
+  for (std::uint32_t psn = 2; psn < 6; ++psn) gbn.push_back(rc_frame(true, kRcSendOnly, psn));
+  gbn.push_back(rc_frame(false, kRcAck, 5));
+  const std::string requester = write("requester.pcap", gbn);
+
+  const test::RunResult a = test::run_roceconf({"decode", "--connections", "--json", lossy}, dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(a.out_lines().size(), 1u) << a.out;
+  const auto j = nlohmann::json::parse(a.out_lines()[0]);
+  EXPECT_EQ(j["requests"], 3);
+  EXPECT_EQ(j["not_captured"], 2);
+  EXPECT_EQ(j["gradable"], false);
+  const test::RunResult text = test::run_roceconf({"decode", "--connections", lossy}, dir);
+  EXPECT_NE(text.out.find("request channels: 1 (0 complete enough to grade)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("incomplete: not graded"), std::string::npos) << text.out;
+
+  const test::RunResult b =
+      test::run_roceconf({"decode", "--connections", "--json", requester}, dir);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  ASSERT_EQ(b.out_lines().size(), 1u) << b.out;
+  const auto k = nlohmann::json::parse(b.out_lines()[0]);
+  EXPECT_EQ(k["requests"], 10);
+  EXPECT_EQ(k["duplicates"], 0);
+  EXPECT_EQ(k["out_of_sequence"], 0);
+  EXPECT_EQ(k["retransmissions"], 4);
+  EXPECT_EQ(k["not_captured"], 0);
+  EXPECT_EQ(k["gradable"], true);
 }
 
 }  // namespace
