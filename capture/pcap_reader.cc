@@ -48,14 +48,38 @@ std::string read_error(const std::string& path, std::uint64_t frames, std::strin
 // A regular file is mapped and handed to libpcap as an unbuffered cookie stream: each of
 // libpcap's freads becomes one memcpy from the page cache into its record buffer, instead of a
 // read() into a stdio buffer and a second copy out of it.
+//
+// Only a window of the mapping is resident: pages are faulted in a window ahead of the reader
+// (MADV_POPULATE_READ, one call per window rather than a fault per page) and given back once
+// read (MADV_DONTNEED), so the resident set stays a few windows whatever the file's size.
 struct MappedFile {
   const char* data = nullptr;
   std::size_t size = 0;
   std::size_t pos = 0;
+  std::size_t populated = 0;  // [0, populated) has been asked in
+  std::size_t released = 0;   // [0, released) has been given back
 };
+
+constexpr std::size_t kMapWindow = 8 << 20;
+constexpr int kMadvPopulateRead = 22;  // MADV_POPULATE_READ (Linux 5.14); older kernels: EINVAL
+
+void map_advance(MappedFile& m) {
+  if (m.pos + kMapWindow > m.populated && m.populated < m.size) {
+    const std::size_t end = std::min(m.size, m.populated + 2 * kMapWindow);
+    ::madvise(const_cast<char*>(m.data) + m.populated, end - m.populated, kMadvPopulateRead);
+    m.populated = end;
+  }
+  // Give back whole windows behind the reader (page-aligned: data is, windows are multiples).
+  if (m.pos >= m.released + 2 * kMapWindow) {
+    const std::size_t upto = (m.pos - kMapWindow) / kMapWindow * kMapWindow;
+    ::madvise(const_cast<char*>(m.data) + m.released, upto - m.released, MADV_DONTNEED);
+    m.released = upto;
+  }
+}
 
 ssize_t mapped_read(void* cookie, char* buf, std::size_t n) {
   auto* m = static_cast<MappedFile*>(cookie);
+  map_advance(*m);
   const std::size_t take = std::min(n, m->size - m->pos);
   std::memcpy(buf, m->data + m->pos, take);
   m->pos += take;
@@ -76,7 +100,7 @@ std::FILE* open_mapped(const std::string& path, const struct stat& st) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
   const auto size = static_cast<std::size_t>(st.st_size);
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map == MAP_FAILED) return nullptr;
   ::madvise(map, size, MADV_SEQUENTIAL);

@@ -1,5 +1,6 @@
 // Packets from Python: encode a stack of layers through the C++ codec, decode bytes into a
 // Frame whose layers Python reads by class name, and read capture files frame by frame.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -252,6 +253,19 @@ void register_packets(py::module_& m) {
             return py::make_tuple(f.packet.icrc->value, f.packet.icrc->expected);
           },
           "(carried, computed) ICRC, or None for a frame without one.")
+      .def_property_readonly(
+          "undecoded",
+          [](const Frame& f) -> py::object {
+            // Decoding stops at the first header cut short; from there on the frame is kept
+            // as it came, never as a zero-filled header.
+            std::size_t at = f.bytes.size() + 1;
+            for (const auto& x : f.packet.findings)
+              if (x.code == FindingCode::kTruncated) at = std::min<std::size_t>(at, x.offset);
+            if (at > f.bytes.size()) return py::none();
+            return py::make_tuple(at, py::bytes(reinterpret_cast<const char*>(f.bytes.data() + at),
+                                                f.bytes.size() - at));
+          },
+          "(offset, bytes) from the first header cut short to the end of the frame, or None.")
       .def_property_readonly(
           "framing", [](const Frame& f) { return std::string(framing_name(f.packet.framing)); })
       .def("summary", [](const Frame& f) { return summarize(f.packet, f.icrc_checked); })

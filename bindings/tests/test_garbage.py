@@ -57,7 +57,7 @@ def test_mutated_valid_frames(seed):
             else:
                 frame += bytes(rng.randrange(256) for _ in range(rng.randrange(8)))
         try:
-            roceconf.parse(bytes(frame))
+            roceconf.parse(bytes(frame), strict=True)
         except roceconf.DecodeError:
             raised += 1
         check(bytes(frame))

@@ -34,6 +34,8 @@ constexpr std::array<FlagInfo, kFlagCodeCount> kFlags = {{
     {"nak-remote-op", Severity::kWarning},       {"nak-invalid-rd-request", Severity::kWarning},
     {"nak-repeated", Severity::kWarning},        {"ack-psn-unknown", Severity::kWarning},
     {"ack-over-gap", Severity::kWarning},        {"msn-stuck", Severity::kWarning},
+    {"nak-missing", Severity::kWarning},         {"out-of-sequence-answered", Severity::kError},
+    {"duplicate-executed", Severity::kError},    {"not-captured", Severity::kNote},
 }};
 
 std::string psn_text(std::uint64_t psn) {
@@ -79,6 +81,10 @@ bool flag_from_name(std::string_view name, FlagCode* code) {
     }
   }
   return false;
+}
+
+bool flag_is_capture_note(FlagCode code) {
+  return code == FlagCode::kNotCaptured;
 }
 
 std::string format_duration(std::int64_t ns) {
@@ -211,6 +217,20 @@ std::string Flag::text() const {
       return fmt::format("acknowledges {} PSN(s) from {} never seen on the wire", b, psn_text(a));
     case FlagCode::kMsnStuck:
       return fmt::format("MSN {} not incremented though {} message(s) completed", psn_text(a), b);
+    case FlagCode::kNakMissing:
+      return fmt::format(
+          "expected PSN {} arrived, but the out-of-sequence PSN {}{} drew no sequence-error NAK",
+          psn_text(b), psn_text(a), in_frame(frame));
+    case FlagCode::kOosAnswered:
+      return fmt::format("answers PSN {}{}, which arrived out of sequence (expected PSN {})",
+                         psn_text(a), in_frame(frame), psn_text(b));
+    case FlagCode::kDuplicateExecuted:
+      return fmt::format("MSN moved from {} to {} answering the duplicate{}: executed again",
+                         psn_text(a), psn_text(b), in_frame(frame));
+    case FlagCode::kNotCaptured:
+      return fmt::format(
+          "acknowledges {} PSN(s) from {} the capture never saw (capture loss, not graded)", b,
+          psn_text(a));
   }
   return std::string(name());
 }

@@ -23,9 +23,9 @@ enum class FlagCode : std::uint8_t {
   kCmEstablishedByData,  // first data before any RTU established the connection
   kCmStartPsn,           // first request at the other message's Starting PSN (REQ/REP swapped)
   // RC/UC requests (rc_tracker)
-  kOutOfSequence,        // PSN ahead of the expected PSN
-  kDuplicate,            // PSN behind the expected PSN (not a go-back-N resend)
-  kRetransmission,       // PSN seen before in this flow, or resent after a NAK
+  kOutOfSequence,        // PSN ahead of the responder's expected PSN
+  kDuplicate,            // PSN behind the responder's expected PSN (already accepted)
+  kRetransmission,       // PSN seen before in this flow, or a go-back-N resend after a NAK
   kOpcodeSequence,       // FIRST/MIDDLE/LAST order broken
   kMtuExceeded,          // payload above the path MTU
   kMtuShortFirstMiddle,  // FIRST/MIDDLE payload other than exactly the path MTU
@@ -44,11 +44,19 @@ enum class FlagCode : std::uint8_t {
   kNakInvalidRdRequest,
   kNakRepeated,    // a second sequence-error NAK for one gap before any resend
   kAckPsnUnknown,  // response PSN that matches no request sent
-  kAckOverGap,     // response acknowledging PSNs never seen on the wire
+  kAckOverGap,     // response acknowledging PSNs never sent (complete captures only)
   kMsnStuck,       // MSN not incremented by a response that completes messages
+  // Responder checks from its PSN state machine (rc_tracker)
+  kNakMissing,         // the expected PSN arrived with no sequence-error NAK for the gap
+  kOosAnswered,        // a response to a request that arrived out of sequence
+  kDuplicateExecuted,  // the MSN moved answering a duplicate: it was executed again
+  kNotCaptured,        // the response acknowledges PSNs the capture never saw (capture loss)
 };
 
-inline constexpr std::size_t kFlagCodeCount = static_cast<std::size_t>(FlagCode::kMsnStuck) + 1;
+inline constexpr std::size_t kFlagCodeCount = static_cast<std::size_t>(FlagCode::kNotCaptured) + 1;
+
+// Flags about the capture rather than the devices in it (not-captured): shown, never graded.
+bool flag_is_capture_note(FlagCode code);
 
 std::string_view flag_name(FlagCode code);  // "out-of-sequence", ...
 Severity flag_severity(FlagCode code);

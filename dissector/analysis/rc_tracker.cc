@@ -63,6 +63,7 @@ struct Entry {
   bool counted = false;           // counted as a completed message for the MSN
   bool span_provisional = false;  // READ span not yet known (path MTU unknown)
   bool read_gap = false;          // some READ response not seen
+  bool dropped = false;           // last arrived out of sequence: the responder dropped it
 };
 
 struct Requests {
@@ -73,15 +74,35 @@ struct Requests {
   bool from_active = false;  // requests of the CM active side
   bool other_known = false;  // the other CM message's Starting PSN, to recognise a swap
   std::uint32_t other_start = 0;
-  std::uint32_t next = 0;      // PSN after the highest request PSN seen
+  std::uint32_t epsn = 0;      // the responder's expected PSN
+  std::uint32_t next = 0;      // the sender's: PSN after the highest request PSN seen
   std::uint32_t frontier = 0;  // every PSN before it is (implicitly) acknowledged
   std::deque<Entry> window;    // ordered by PSN
-  // Go-back-N after a sequence-error or RNR NAK.
+  bool trimmed = false;        // entries were dropped from the window's front
+  // Out of sequence since the last accepted request: the first one is owed a NAK, the rest
+  // are dropped silently until the request at epsn arrives (IBA 9.7.5.1.2, rxe sent_psn_nak).
+  bool oos = false;
+  bool oos_naked = false;  // the sequence-error NAK for this gap has been seen
+  std::uint32_t oos_psn = 0;
+  std::uint64_t oos_frame = 0;
+  // Requests seen before this frame that the responder showed it never got (a NAK behind
+  // the expected PSN): lost between the capture point and the responder.
+  std::uint64_t resync_frame = 0;
+  // A duplicate arrived after the last accepted request: its answer must not move the MSN.
+  bool dup_pending = false;
+  std::uint64_t dup_frame = 0;
+  // Go-back-N after a sequence-error or RNR NAK: PSNs from nak_psn up to `next` are resends.
   bool goback = false;
+  bool goback_started = false;  // a resend has been seen since the NAK
   std::uint32_t nak_psn = 0;
   std::uint64_t nak_frame = 0;
   std::uint8_t nak_syndrome = 0;
-  bool resent_since_nak = false;
+  // Counts for the channel summary.
+  std::uint64_t requests = 0;
+  std::uint64_t out_of_sequence = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t retransmissions = 0;
+  std::uint64_t not_captured = 0;
 };
 
 struct Channel {
@@ -139,6 +160,9 @@ struct RcTracker::Impl {
   void check_mtu(const Channel& ch, const Packet& p, Position pos, std::uint32_t length);
 
   void request(Channel& ch, const Packet& p, const OpcodeInfo& op, RcFrameInfo& info);
+  void accept(Requests& r, std::uint32_t epsn);
+  void reconcile(Requests& r, std::uint32_t epsn, bool answered, RcFrameInfo& info);
+  std::uint64_t first_after(Requests& r, std::uint32_t psn);
   void response(Channel& ch, const Packet& p, const OpcodeInfo& op, RcFrameInfo& info);
   Completion complete(Requests& r, std::uint32_t end);
   void answer(const Entry& e, FlagCode code, std::uint64_t a = 0) {
@@ -169,7 +193,10 @@ void RcTracker::release(std::uint32_t connection) {
   for (std::uint32_t id : it->second) {
     Channel* ch = m.get(id);
     // Late duplicates are still recognised as behind the expected PSN.
-    if (ch != nullptr && ch->connection == connection) std::deque<Entry>().swap(ch->req.window);
+    if (ch != nullptr && ch->connection == connection) {
+      std::deque<Entry>().swap(ch->req.window);
+      ch->req.trimmed = true;
+    }
   }
   m.by_connection.erase(it);
   if (m.by_connection.size() > 2 * m.options.max_channels) {
@@ -180,6 +207,42 @@ void RcTracker::release(std::uint32_t connection) {
       return true;
     });
   }
+}
+
+std::string_view psn_state_name(PsnState s) {
+  switch (s) {
+    case PsnState::kExpected:
+      return "expected";
+    case PsnState::kOutOfSequence:
+      return "out-of-sequence";
+    case PsnState::kDuplicate:
+      return "duplicate";
+    case PsnState::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::vector<RcChannelSummary> RcTracker::summaries() const {
+  std::vector<RcChannelSummary> out;
+  for (const auto& [id, ch] : impl_->channels) {
+    if (ch.req.requests == 0) continue;
+    RcChannelSummary c;
+    c.channel = id;
+    c.peer_channel = ch.peer;
+    c.connection = ch.connection;
+    c.source = ch.key.src.to_string();
+    c.destination = ch.key.dst.to_string();
+    c.qpn = ch.key.number;
+    c.requests = ch.req.requests;
+    c.out_of_sequence = ch.req.out_of_sequence;
+    c.duplicates = ch.req.duplicates;
+    c.retransmissions = ch.req.retransmissions;
+    c.not_captured = ch.req.not_captured;
+    out.push_back(std::move(c));
+  }
+  std::ranges::sort(out, {}, &RcChannelSummary::channel);
+  return out;
 }
 
 RcStats RcTracker::stats() const {
@@ -227,9 +290,11 @@ Entry* RcTracker::Impl::find_read(Requests& r, std::uint32_t psn) {
 }
 
 void RcTracker::Impl::trim(Requests& r) const {
+  const std::size_t before = r.window.size();
   while (r.window.size() > options.window) r.window.pop_front();
   // Answered entries only serve to recognise retransmissions: keep fewer of them.
   while (r.window.size() > options.window / 4 && r.window.front().answered) r.window.pop_front();
+  if (r.window.size() != before) r.trimmed = true;
 }
 
 Channel& RcTracker::Impl::channel(const AddressKey& key, Service service) {
@@ -337,7 +402,8 @@ void RcTracker::Impl::link_cm(Channel& ch, CmTracker& cm) {
       r.from_active = from_active;
       if (from_active ? c->has_rep : !c->partial) {
         r.started = r.start_known = true;
-        r.start_psn = r.next = r.frontier = from_active ? c->rep_starting_psn : c->req_starting_psn;
+        r.start_psn = r.epsn = r.next = r.frontier =
+            from_active ? c->rep_starting_psn : c->req_starting_psn;
       }
       r.other_known = from_active ? !c->partial : c->has_rep;
       r.other_start = from_active ? c->req_starting_psn : c->rep_starting_psn;
@@ -406,13 +472,11 @@ void RcTracker::Impl::check_mtu(const Channel& ch, const Packet& p, Position pos
 
 // Marks requests before `end` acknowledged (an ACK of PSN n acknowledges everything up to n,
 // a NAK everything before its PSN). READ and atomic requests wait for their own responses.
+// PSNs never seen are reconcile()'s business.
 Completion RcTracker::Impl::complete(Requests& r, std::uint32_t end) {
   Completion out;
   if (psn::diff(end, r.frontier) <= 0) return out;
   std::uint32_t running = r.frontier;
-  if (!r.window.empty() && psn::diff(r.window.front().psn, running) > 0)
-    running = r.window.front().psn;  // older entries were trimmed, not missing
-  bool gap_reported = false;
   // Start at the entry holding the frontier (a READ may straddle it).
   const std::size_t from = upper(r, r.frontier);
   for (std::size_t i = from == 0 ? 0 : from - 1;
@@ -420,12 +484,6 @@ Completion RcTracker::Impl::complete(Requests& r, std::uint32_t end) {
     Entry& e = r.window[i];
     const std::uint32_t e_end = psn::add(e.psn, e.span);
     if (psn::diff(e_end, running) <= 0) continue;  // before the frontier
-    if (psn::diff(e.psn, running) > 0 && !gap_reported) {
-      gap_reported = true;
-      flags->push_back({.code = FlagCode::kAckOverGap,
-                        .a = running,
-                        .b = static_cast<std::uint64_t>(psn::diff(e.psn, running))});
-    }
     running = e_end;
     if (e.answered || !(is_data(e.kind) || e.kind == OpKind::kOther)) continue;
     e.answered = true;
@@ -437,14 +495,85 @@ Completion RcTracker::Impl::complete(Requests& r, std::uint32_t end) {
     }
     answer(e, FlagCode::kAckedBy);
   }
-  if (!gap_reported && psn::diff(end, running) > 0 && psn::diff(running, r.next) < 0) {
-    flags->push_back({.code = FlagCode::kAckOverGap,
-                      .a = running,
-                      .b = static_cast<std::uint64_t>(
-                          psn::diff(psn::diff(end, r.next) < 0 ? end : r.next, running))});
-  }
   r.frontier = end;
   return out;
+}
+
+// The request at the expected PSN arrived: the responder accepts it and the gap, if any, is
+// closed. A gap that never drew its sequence-error NAK is the responder's fault.
+void RcTracker::Impl::accept(Requests& r, std::uint32_t epsn) {
+  if (r.oos && !r.oos_naked)
+    flags->push_back(
+        {.code = FlagCode::kNakMissing, .a = r.oos_psn, .b = r.epsn, .frame = r.oos_frame});
+  r.oos = false;
+  r.dup_pending = false;
+  r.epsn = epsn;
+}
+
+// The first request after `psn` in the window (the one a sequence-error NAK answers), or 0.
+std::uint64_t RcTracker::Impl::first_after(Requests& r, std::uint32_t psn) {
+  const std::size_t i = upper(r, psn);
+  return i < r.window.size() ? r.window[i].first_frame : 0;
+}
+
+// A response shows the responder's expected PSN is `epsn` (a sequence-error NAK), or at least
+// `epsn` (an ACK or a READ/atomic response: `answered`). Where it got further than the requests
+// on the wire explain, the PSNs it must have received but the capture never saw are capture
+// loss (or, in a complete capture, an acknowledgement of PSNs never sent); where all were on the
+// wire, it answered a request that arrived out of sequence.
+void RcTracker::Impl::reconcile(Requests& r, std::uint32_t epsn, bool answered, RcFrameInfo& info) {
+  const std::int32_t ahead = psn::diff(epsn, r.epsn);
+  if (ahead <= 0) return;
+  // PSNs of [r.epsn, epsn) covered by a request seen (since the last resync).
+  std::uint32_t covered = 0;
+  std::uint32_t first_unseen = r.epsn;
+  bool gap_found = false;
+  std::uint32_t running = r.epsn;
+  const Entry* answered_oos = nullptr;
+  if (r.trimmed && !r.window.empty() && psn::diff(r.window.front().psn, running) > 0) {
+    // Requests before the window's first were trimmed from it, not missing: count them seen.
+    std::uint32_t front = r.window.front().psn;
+    if (psn::diff(front, epsn) > 0) front = epsn;
+    covered += static_cast<std::uint32_t>(psn::diff(front, running));
+    running = front;
+  }
+  const std::size_t from = upper(r, r.epsn);
+  for (std::size_t i = from == 0 ? 0 : from - 1;
+       i < r.window.size() && psn::diff(r.window[i].psn, epsn) < 0; ++i) {
+    const Entry& e = r.window[i];
+    if (e.last_frame <= r.resync_frame) continue;
+    const std::uint32_t begin = psn::diff(e.psn, running) > 0 ? e.psn : running;
+    std::uint32_t end = psn::add(e.psn, e.span);
+    if (psn::diff(end, epsn) > 0) end = epsn;
+    if (psn::diff(end, begin) <= 0) continue;
+    if (!gap_found && psn::diff(begin, running) > 0) {
+      gap_found = true;
+      first_unseen = running;
+    }
+    if (answered_oos == nullptr && e.dropped) answered_oos = &e;
+    covered += static_cast<std::uint32_t>(psn::diff(end, begin));
+    running = end;
+  }
+  if (!gap_found && psn::diff(epsn, running) > 0) first_unseen = running;
+  const auto unseen = static_cast<std::uint32_t>(ahead) - covered;
+  if (unseen > 0) {
+    if (options.capture_complete) {
+      flags->push_back({.code = FlagCode::kAckOverGap, .a = first_unseen, .b = unseen});
+    } else {
+      flags->push_back({.code = FlagCode::kNotCaptured, .a = first_unseen, .b = unseen});
+      info.not_captured += unseen;
+      r.not_captured += unseen;
+    }
+  } else if (answered && answered_oos != nullptr) {
+    flags->push_back({.code = FlagCode::kOosAnswered,
+                      .a = answered_oos->psn,
+                      .b = r.epsn,
+                      .frame = answered_oos->last_frame});
+  }
+  r.oos = false;
+  r.dup_pending = false;
+  r.epsn = epsn;
+  if (psn::diff(epsn, r.next) > 0) r.next = epsn;
 }
 
 void RcTracker::Impl::request(Channel& ch, const Packet& p, const OpcodeInfo& op,
@@ -473,78 +602,102 @@ void RcTracker::Impl::request(Channel& ch, const Packet& p, const OpcodeInfo& op
 
   if (!r.started) {
     r.started = true;
-    r.next = r.frontier = psn;
+    r.epsn = r.next = r.frontier = psn;
   }
-  info.expected_psn = r.next;
-  if (r.goback && psn == r.nak_psn) r.resent_since_nak = true;
   if (!r.seen && r.start_known && psn != r.start_psn && r.other_known && psn == r.other_start) {
     // The sender took its own CM message's Starting PSN: judge the rest from where it began.
     flags->push_back(
         {.code = FlagCode::kCmStartPsn, .a = psn, .b = r.start_psn, .c = r.from_active ? 1u : 0u});
-    r.start_psn = r.next = r.frontier = psn;
+    r.start_psn = r.epsn = r.next = r.frontier = psn;
   }
   r.seen = true;
+  ++r.requests;
+  info.expected_psn = r.epsn;
+  info.sender_next = r.next;
 
-  const std::int32_t d = psn::diff(psn, r.next);
+  // Retransmission: the PSN was on the wire before, or it is resent after a NAK (go-back-N)
+  // though its first copy never reached the capture. Either way, not a duplicate by itself.
+  Entry* e = find(r, psn);
+  // Requests already in flight when the NAK came are new PSNs, not resends; once the sender
+  // has gone back, a new PSN ends its resends.
+  const bool fresh_psn = psn::diff(psn, r.next) >= 0;
+  if (fresh_psn && r.goback_started) r.goback = false;
+  const bool resend = r.goback && !fresh_psn && psn::diff(psn, r.nak_psn) >= 0;
+  if (resend) r.goback_started = true;
+  if (e != nullptr || resend) {
+    info.retransmission = true;
+    info.retransmission_of = e != nullptr ? e->last_frame : 0;
+    info.resend_after_nak = resend ? r.nak_frame : 0;
+    ++r.retransmissions;
+    flags->push_back({.code = FlagCode::kRetransmission,
+                      .a = info.resend_after_nak,
+                      .frame = info.retransmission_of});
+  }
+
+  const std::int32_t d = psn::diff(psn, r.epsn);
   bool duplicate = false;
-  if (d == 0) {
-    r.window.push_back(fresh);
-    r.next = psn::add(psn, fresh.span);
-    r.goback = false;
-  } else if (d > 0) {
+  bool accepted = d == 0;
+  if (d > 0) {
+    // A READ before took more PSNs than assumed: its span is now known.
     Entry* last = r.window.empty() ? nullptr : &r.window.back();
-    std::uint32_t unique_mtu = 0;
-    bool fits = false;
-    if (last != nullptr && last->span_provisional &&
-        psn::diff(psn::add(last->psn, last->span), r.next) == 0) {
-      // The READ before took more PSNs than assumed: its span is now known.
+    if (last != nullptr && last->span_provisional && r.epsn == r.next &&
+        psn::diff(psn::add(last->psn, last->span), r.epsn) == 0) {
       const std::uint32_t span = last->span + static_cast<std::uint32_t>(d);
       std::size_t matches = 0;
+      std::uint32_t unique_mtu = 0;
       for (std::uint32_t m : kMtus) {
         if (ceil_div(last->dmalen, m) == span) {
           ++matches;
           unique_mtu = m;
         }
       }
-      fits = matches > 0;
-      if (matches != 1) unique_mtu = 0;
-    }
-    if (fits) {
-      last->span += static_cast<std::uint32_t>(d);
-      last->span_provisional = false;
-      if (unique_mtu != 0 && ch.pmtu == 0) set_pmtu(ch, unique_mtu, PmtuSource::kInferred);
-      info.expected_psn = psn;
-    } else {
-      flags->push_back({.code = FlagCode::kOutOfSequence, .a = psn, .b = r.next});
-    }
-    r.window.push_back(fresh);
-    r.next = psn::add(psn, fresh.span);
-  } else {
-    Entry* e = find(r, psn);
-    const bool resend = r.goback && psn::diff(psn, r.nak_psn) >= 0;
-    if (e != nullptr) info.retransmission_of = e->last_frame;
-    if (resend) {
-      flags->push_back({.code = FlagCode::kRetransmission,
-                        .a = r.nak_frame,
-                        .frame = e != nullptr ? e->last_frame : 0});
-    } else {
-      duplicate = true;
-      flags->push_back({.code = FlagCode::kDuplicate, .a = psn, .b = r.next});
-      if (e != nullptr)
-        flags->push_back({.code = FlagCode::kRetransmission, .frame = e->last_frame});
-    }
-    if (e != nullptr) {
-      e->last_frame = frame;
-      e->last_time = time;
-    } else {
-      // Fills a hole: insert in PSN order, without overlapping what follows.
-      const std::size_t at = upper(r, psn);
-      if (at < r.window.size()) {
-        const std::int32_t room = psn::diff(r.window[at].psn, psn);
-        if (room > 0) fresh.span = std::min(fresh.span, static_cast<std::uint32_t>(room));
+      if (matches > 0) {
+        last->span = span;
+        last->span_provisional = false;
+        if (matches == 1 && ch.pmtu == 0) set_pmtu(ch, unique_mtu, PmtuSource::kInferred);
+        info.expected_psn = r.epsn = r.next = psn;
+        accepted = true;
       }
-      r.window.insert(r.window.begin() + static_cast<std::ptrdiff_t>(at), fresh);
     }
+  }
+  if (accepted) {
+    info.psn_state = PsnState::kExpected;
+    accept(r, psn::add(psn, fresh.span));
+  } else if (d > 0) {
+    info.psn_state = PsnState::kOutOfSequence;
+    ++r.out_of_sequence;
+    flags->push_back({.code = FlagCode::kOutOfSequence, .a = psn, .b = r.epsn});
+    if (!r.oos) {
+      // The first since the last accepted request: the responder owes it one NAK.
+      info.nak_due = true;
+      r.oos = true;
+      r.oos_naked = false;
+      r.oos_psn = psn;
+      r.oos_frame = frame;
+    }
+  } else {
+    info.psn_state = PsnState::kDuplicate;
+    duplicate = true;
+    ++r.duplicates;
+    r.dup_pending = true;
+    r.dup_frame = frame;
+    flags->push_back({.code = FlagCode::kDuplicate, .a = psn, .b = r.epsn});
+  }
+  if (psn::diff(psn::add(psn, fresh.span), r.next) > 0) r.next = psn::add(psn, fresh.span);
+
+  fresh.dropped = info.psn_state == PsnState::kOutOfSequence;
+  if (e != nullptr) {
+    e->last_frame = frame;
+    e->last_time = time;
+    if (!duplicate) e->dropped = fresh.dropped;
+  } else {
+    // In PSN order, without overlapping what follows.
+    const std::size_t at = upper(r, psn);
+    if (at < r.window.size()) {
+      const std::int32_t room = psn::diff(r.window[at].psn, psn);
+      if (room > 0) fresh.span = std::min(fresh.span, static_cast<std::uint32_t>(room));
+    }
+    r.window.insert(r.window.begin() + static_cast<std::ptrdiff_t>(at), fresh);
   }
 
   // FIRST/MIDDLE/LAST order (IBA 9.8.3): judged against the request just before this PSN.
@@ -627,8 +780,12 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
         if (op.position == Position::kLast || op.position == Position::kOnly)
           e->span_provisional = false;
       }
-      if (psn::diff(psn::add(e->psn, e->span), r->next) > 0 && &r->window.back() == e)
-        r->next = psn::add(e->psn, e->span);
+      if (&r->window.back() == e) {
+        const std::uint32_t end = psn::add(e->psn, e->span);
+        if (psn::diff(end, r->next) > 0) r->next = end;
+        // Accepted with a span assumed too short: the responder expects the PSN after it.
+        if (psn::diff(r->epsn, e->psn) > 0 && psn::diff(end, r->epsn) > 0) r->epsn = end;
+      }
       const std::uint32_t n = e->span_provisional ? 0 : e->span;
       info.read_index = k;
       info.read_count = n;
@@ -675,6 +832,7 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
       if (first) {
         // The first response implicitly acknowledges the requests before the READ, and the
         // READ's own MSN increment already shows in it (C9-148).
+        reconcile(*r, psn::add(e->psn, 1), true, info);
         done = complete(*r, e->psn);
         if (!e->counted) {
           e->counted = true;
@@ -692,6 +850,7 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
     if (e == nullptr || !atomic(e->kind)) {
       unknown();
     } else {
+      reconcile(*r, psn::add(e->psn, 1), true, info);
       done = complete(*r, e->psn);
       if (!e->answered) {
         e->answered = true;
@@ -719,6 +878,7 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
           unknown();
           break;
         }
+        reconcile(*r, psn::add(psn, 1), true, info);
         done = complete(*r, psn::add(psn, 1));
         if (done.count > 0) {
           flags->push_back({.code = FlagCode::kAcks,
@@ -733,27 +893,48 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
                           .a = aeth_value(syn),
                           .frame = e != nullptr ? e->last_frame : 0});
         if (r == nullptr) break;
+        // The responder did not accept the request at psn: it expects it again.
+        if (psn::diff(psn, r->epsn) > 0) reconcile(*r, psn, false, info);
+        r->epsn = psn;
+        r->oos = false;
         done = complete(*r, psn);
         if (e != nullptr) answer(*e, FlagCode::kNakReceived, syn);
         r->goback = true;
+        r->goback_started = false;
         r->nak_psn = psn;
         r->nak_frame = frame;
         r->nak_syndrome = syn;
-        r->resent_since_nak = false;
         break;
       case AethType::kNak: {
         if (syn == syndrome::kNakPsnSeqError) {
-          // The cause: the first request after the PSN the responder expected.
+          // The NAK names the responder's expected PSN. Behind ours: requests seen on the wire
+          // never reached the responder (lost after the capture point). Ahead: it received
+          // PSNs the capture missed.
           std::uint64_t cause = 0;
+          bool repeated = false;
           if (r != nullptr) {
-            const std::size_t i = upper(*r, psn);
-            if (i < r->window.size()) cause = r->window[i].first_frame;
+            const std::int32_t d = psn::diff(psn, r->epsn);
+            if (d > 0) {
+              reconcile(*r, psn, false, info);
+            } else if (d < 0) {
+              r->epsn = psn;
+              r->resync_frame = frame;
+              r->oos = false;
+              r->dup_pending = false;
+            }
+            repeated = r->oos && r->oos_naked && r->nak_syndrome == syn && r->nak_psn == psn;
+            // The cause: the first out-of-sequence request after the expected PSN.
+            cause = r->oos && psn::diff(r->oos_psn, psn) > 0 ? r->oos_frame : first_after(*r, psn);
+            if (!r->oos) {
+              r->oos = true;
+              r->oos_psn = psn::add(psn, 1);
+              r->oos_frame = cause;
+            }
+            r->oos_naked = true;
           }
           info.nak_cause_frame = cause;
           flags->push_back({.code = FlagCode::kNakSeqError, .a = psn, .frame = cause});
           if (r == nullptr) break;
-          const bool repeated =
-              r->goback && r->nak_syndrome == syn && r->nak_psn == psn && !r->resent_since_nak;
           if (repeated) {
             flags->push_back({.code = FlagCode::kNakRepeated, .a = psn, .frame = r->nak_frame});
           } else {
@@ -761,9 +942,9 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
           }
           done = complete(*r, psn);
           r->goback = true;
+          r->goback_started = false;
           r->nak_psn = psn;
           r->nak_syndrome = syn;
-          r->resent_since_nak = false;
           break;
         }
         FlagCode code;
@@ -803,11 +984,21 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
   // MSN: one more per completed message; a response that completes messages and repeats the
   // previous MSN is stuck.
   if (p.aeth && r != nullptr) {
-    if (ch.has_msn && done.completed > 0 && p.aeth->msn == ch.msn)
-      flags->push_back({.code = FlagCode::kMsnStuck, .a = p.aeth->msn, .b = done.completed});
+    const std::uint32_t msn = p.aeth->msn;
+    if (ch.has_msn && done.completed > 0 && msn == ch.msn) {
+      flags->push_back({.code = FlagCode::kMsnStuck, .a = msn, .b = done.completed});
+    } else if (ch.has_msn && r->dup_pending && done.completed == 0 &&
+               aeth_type(p.aeth->syndrome) == AethType::kAck && psn::diff(msn, ch.msn) > 0 &&
+               psn::diff(psn, r->epsn) < 0) {
+      // A duplicate is answered without being executed again (C9-105): the MSN stays.
+      flags->push_back(
+          {.code = FlagCode::kDuplicateExecuted, .a = ch.msn, .b = msn, .frame = r->dup_frame});
+      r->dup_pending = false;
+    }
     ch.has_msn = true;
-    ch.msn = p.aeth->msn;
+    ch.msn = msn;
   }
+  if (r != nullptr) info.capture_gaps = static_cast<std::uint32_t>(r->not_captured);
 }
 
 RcFrameInfo RcTracker::process(std::uint64_t frame, std::int64_t time_ns, const Packet& p,

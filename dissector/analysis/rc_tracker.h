@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "dissector/analysis/flags.h"
@@ -42,6 +44,12 @@ enum class LinkSource : std::uint8_t {
 
 enum class RcRole : std::uint8_t { kRequest, kResponse };
 
+// Where a request stands against the responder's expected PSN (IBA Vol 1 9.7.5.1.2): at it
+// (accepted), ahead of it (out of sequence: the first after an accepted request draws one
+// sequence-error NAK, the rest are dropped silently), or behind it (a duplicate).
+enum class PsnState : std::uint8_t { kUnknown, kExpected, kOutOfSequence, kDuplicate };
+std::string_view psn_state_name(PsnState s);  // "expected", "out-of-sequence", "duplicate"
+
 struct RcFrameInfo {
   RcRole role = RcRole::kRequest;
   std::uint32_t channel = 0;       // the channel the frame travels on (1, 2, ...)
@@ -52,11 +60,18 @@ struct RcFrameInfo {
   std::uint32_t pmtu = 0;  // 0 while unknown
   PmtuSource pmtu_source = PmtuSource::kUnknown;
 
-  // Requests.
-  std::optional<std::uint32_t> expected_psn;  // the next PSN before this frame
-  std::uint32_t span = 1;                     // PSNs taken (READ: the responses it needs)
-  std::uint64_t retransmission_of = 0;        // previous transmission of this PSN
-  std::uint64_t acked_by = 0;                 // the answering response (set when it arrives)
+  // Requests. expected_psn is the responder's: it moves only when the request at it arrives
+  // (or a response shows the responder got further than the capture did). sender_next is the
+  // sender's view, as TCP analysis has it: the PSN after the highest one sent before.
+  std::optional<std::uint32_t> expected_psn;
+  std::optional<std::uint32_t> sender_next;
+  PsnState psn_state = PsnState::kUnknown;
+  bool nak_due = false;                 // first out-of-sequence request: the responder must NAK
+  bool retransmission = false;          // PSN on the wire before, or a go-back-N resend
+  std::uint32_t span = 1;               // PSNs taken (READ: the responses it needs)
+  std::uint64_t retransmission_of = 0;  // previous transmission of this PSN (0: none captured)
+  std::uint64_t resend_after_nak = 0;   // the NAK this go-back-N resend follows
+  std::uint64_t acked_by = 0;           // the answering response (set when it arrives)
   std::int64_t ack_delay_ns = -1;
 
   // Responses.
@@ -69,6 +84,10 @@ struct RcFrameInfo {
   std::uint64_t nak_cause_frame = 0;
   std::optional<std::uint8_t> syndrome;
   std::optional<std::uint32_t> msn;
+  // PSNs this response shows the responder received that the capture never saw (capture loss),
+  // and the total so far on its QP pair: a pair with capture gaps is not complete enough to grade.
+  std::uint32_t not_captured = 0;
+  std::uint32_t capture_gaps = 0;
 };
 
 // A judgement about an earlier request frame, made when its response arrives (acked-by,
@@ -76,6 +95,23 @@ struct RcFrameInfo {
 struct RcAnswer {
   std::uint64_t request_frame = 0;
   Flag flag;
+};
+
+// One request channel (a QP's requests to its peer) and what the capture showed of it.
+struct RcChannelSummary {
+  std::uint32_t channel = 0;
+  std::uint32_t peer_channel = 0;
+  std::uint32_t connection = 0;
+  std::string source;       // "192.0.2.11"
+  std::string destination;  // "192.0.2.12"
+  std::uint32_t qpn = 0;    // destination QP
+  std::uint64_t requests = 0;
+  std::uint64_t out_of_sequence = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t retransmissions = 0;
+  std::uint64_t not_captured = 0;  // PSNs acknowledged that the capture never saw
+  // Complete enough to grade the responder: no PSN it acknowledged is missing from the capture.
+  bool gradable() const { return not_captured == 0; }
 };
 
 struct RcStats {
@@ -90,6 +126,10 @@ class RcTracker {
   struct Options {
     std::size_t window = 4096;         // request entries kept per channel
     std::size_t max_channels = 65536;  // beyond that, the least recently used are forgotten
+    // Every request sent is in the capture (a tester's own frames): a PSN acknowledged but
+    // never seen was never sent, so acknowledging it is the responder's fault (ack-over-gap)
+    // rather than capture loss (not-captured).
+    bool capture_complete = false;
   };
 
   RcTracker();
@@ -109,6 +149,8 @@ class RcTracker {
   void release(std::uint32_t connection);
 
   RcStats stats() const;
+  // The request channels still held, in order of first sight.
+  std::vector<RcChannelSummary> summaries() const;
 
  private:
   struct Impl;

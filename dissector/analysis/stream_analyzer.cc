@@ -17,7 +17,7 @@ const Flag* FrameAnalysis::find(FlagCode code) const {
 StreamAnalyzer::StreamAnalyzer(AnalyzerOptions options)
     : options_(options),
       cm_(options.max_connections),
-      rc_(RcTracker::Options{options.window, options.max_channels}) {}
+      rc_(RcTracker::Options{options.window, options.max_channels, options.capture_complete}) {}
 
 const FrameAnalysis& StreamAnalyzer::add(std::uint64_t frame_number, std::int64_t time_ns,
                                          const Packet& p) {

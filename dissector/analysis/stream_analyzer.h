@@ -33,6 +33,7 @@ struct AnalyzerOptions {
   std::size_t max_channels = 65536;     // RC/UC channels kept (least recently used dropped)
   std::size_t max_connections = 65536;  // CM connections kept (oldest finished dropped)
   bool keep_results = true;             // false: add() returns a view valid until the next add()
+  bool capture_complete = false;        // see RcTracker::Options::capture_complete
 };
 
 struct AnalyzerStats {
@@ -58,6 +59,7 @@ class StreamAnalyzer {
   const std::vector<RcAnswer>& answers() const { return answers_; }
 
   const CmTracker& cm() const { return cm_; }
+  const RcTracker& rc() const { return rc_; }
   AnalyzerStats stats() const;
 
  private:

@@ -203,7 +203,14 @@ void add_rc(Builder& b, const analysis::RcFrameInfo& rc) {
         b.s(Hf::kPmtuSource, pmtu_source_name(rc.pmtu_source));
     }
     if (rc.expected_psn) b.u(Hf::kPsnExpected, *rc.expected_psn);
+    if (rc.psn_state != analysis::PsnState::kUnknown)
+      b.s(Hf::kPsnState, analysis::psn_state_name(rc.psn_state));
+    if (rc.sender_next && *rc.sender_next != rc.expected_psn)
+      b.u(Hf::kPsnSenderNext, *rc.sender_next);
+    if (rc.nak_due) b.b(Hf::kPsnNakDue, true);
     b.frame(Hf::kRetransmissionOf, rc.retransmission_of);
+    b.frame(Hf::kPsnRetransmissionOf, rc.retransmission_of);
+    b.frame(Hf::kPsnResentAfterNak, rc.resend_after_nak);
     b.frame(Hf::kAckedBy, rc.acked_by);
     if (rc.acked_by != 0) b.time(Hf::kResponseTime, rc.ack_delay_ns);
     return;
@@ -224,6 +231,8 @@ void add_rc(Builder& b, const analysis::RcFrameInfo& rc) {
     if (rc.read_count != 0) b.u(Hf::kReadCount, rc.read_count);
   }
   b.frame(Hf::kNakCause, rc.nak_cause_frame);
+  if (rc.not_captured != 0) b.u(Hf::kNotCaptured, rc.not_captured);
+  if (rc.capture_gaps != 0) b.u(Hf::kCaptureGaps, rc.capture_gaps);
 }
 
 void add_flags(Builder& b, const analysis::Flags& flags) {
@@ -267,7 +276,9 @@ void build_info(const ReportInput& in, std::string& out) {
       if (f.severity() != Severity::kNote) tag(f.code_name());
   if (in.analysis)
     for (const Flag& f : in.analysis->flags)
-      if (!flag_is_field(f.code) && f.severity() != Severity::kNote) tag(f.name());
+      if (!flag_is_field(f.code) &&
+          (f.severity() != Severity::kNote || analysis::flag_is_capture_note(f.code)))
+        tag(f.name());
   if (in.comment && (in.comment->verdict == "fail" || in.comment->verdict == "error")) {
     out.append(" [case ").append(in.comment->verdict).append("]");
   }

@@ -117,7 +117,28 @@ const HfDef kHfDefs[] = {
     {Hf::kLink, "Pairing", "roceconf.link", FT_STRING, BASE_NONE, nullptr,
      "How the two directions were paired: cm (REQ/REP QPNs), unique or psn"},
     {Hf::kPsnExpected, "Expected PSN", "roceconf.psn.expected", FT_UINT32, BASE_HEX_DEC, nullptr,
-     "The next PSN the responder expects before this request"},
+     "The responder's expected PSN before this request (moves only when the request at it "
+     "arrives)"},
+    {Hf::kPsnState, "PSN state", "roceconf.psn.state", FT_STRING, BASE_NONE, nullptr,
+     "expected, out-of-sequence (ahead of the expected PSN) or duplicate (behind it)"},
+    {Hf::kPsnSenderNext, "Sender's next PSN", "roceconf.psn.sender_next", FT_UINT32, BASE_HEX_DEC,
+     nullptr, "The sender's view: the PSN after the highest one it sent before this request"},
+    {Hf::kPsnNakDue, "NAK due", "roceconf.psn.nak_due", FT_BOOLEAN, BASE_NONE, nullptr,
+     "First out-of-sequence request since the last accepted one: the responder must NAK it "
+     "once (later ones are dropped silently)"},
+    {Hf::kPsnRetransmissionOf, "Retransmission of frame", "roceconf.psn.retransmission_of",
+     FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_DUP_ACK),
+     "The previous transmission of this PSN in the capture"},
+    {Hf::kPsnResentAfterNak, "Resent after NAK in frame", "roceconf.psn.resent_after_nak",
+     FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE),
+     "The NAK this go-back-N resend follows"},
+    {Hf::kNotCaptured, "PSNs not captured", "roceconf.analysis.not_captured.count", FT_UINT32,
+     BASE_DEC, nullptr,
+     "PSNs this response acknowledges that the capture never saw (capture loss, not graded)"},
+    {Hf::kCaptureGaps, "Capture gaps on this QP pair", "roceconf.analysis.capture_gaps", FT_UINT32,
+     BASE_DEC, nullptr,
+     "PSNs acknowledged but never captured on this QP pair so far: when non-zero the capture is "
+     "not complete enough to grade the responder"},
     {Hf::kPmtu, "Path MTU", "roceconf.pmtu", FT_UINT32, BASE_DEC, nullptr, nullptr},
     {Hf::kPmtuSource, "Path MTU source", "roceconf.pmtu.source", FT_STRING, BASE_NONE, nullptr,
      "negotiated (CM REQ) or inferred (first FIRST/MIDDLE payload)"},
@@ -257,6 +278,10 @@ int flag_group(FlagCode c) {
     case FlagCode::kAckOverGap:
     case FlagCode::kMsnStuck:
     case FlagCode::kOpcodeSequence:
+    case FlagCode::kNakMissing:
+    case FlagCode::kOosAnswered:
+    case FlagCode::kDuplicateExecuted:
+    case FlagCode::kNotCaptured:
       return PI_SEQUENCE;
     case FlagCode::kNakReceived:
     case FlagCode::kNakSeqError:

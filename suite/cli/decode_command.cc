@@ -13,6 +13,7 @@
 
 #include "capture/pcap_reader.h"
 #include "capture/read_ahead.h"
+#include "dissector/analysis/stream_analyzer.h"
 #include "dissector/summary.h"
 #include "suite/cli/json_fields.h"
 
@@ -110,6 +111,14 @@ class Stats {
   std::array<std::uint64_t, kFindingCodes> findings_{};
 };
 
+// Analysis state is bounded (request windows per channel, channels and CM connections kept),
+// and per-frame results are not kept: memory stays flat however long the capture.
+analysis::AnalyzerOptions stream_options() {
+  analysis::AnalyzerOptions o;
+  o.keep_results = false;
+  return o;
+}
+
 int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   Stats stats;
   Packet packet;  // reused: decode_into keeps its storage
@@ -126,8 +135,100 @@ int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
+// Per request channel (a QP's requests to its peer): what the PSN analysis saw, and whether
+// the capture is complete enough to grade the responder (no PSN it acknowledged is missing).
+int print_connections(PcapReader reader, const DecodeOptions& options, bool json, Output& out) {
+  Packet packet;
+  analysis::StreamAnalyzer analyzer(stream_options());
+  ReadAhead frames(std::move(reader));
+  std::uint64_t number = 0;
+  while (const ReadAhead::Batch* batch = frames.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      const CaptureFrame frame = batch->frame(i);
+      decode_into(packet, frame.data, frames.link_type(), options);
+      analyzer.add(++number, static_cast<std::int64_t>(frame.time_ns), packet);
+    }
+  }
+  const auto channels = analyzer.rc().summaries();
+  if (json) {
+    for (const analysis::RcChannelSummary& c : channels) {
+      Json j{{"channel", c.channel},           {"source", c.source},
+             {"destination", c.destination},   {"qpn", c.qpn},
+             {"peer_channel", c.peer_channel}, {"connection", c.connection},
+             {"requests", c.requests},         {"out_of_sequence", c.out_of_sequence},
+             {"duplicates", c.duplicates},     {"retransmissions", c.retransmissions},
+             {"not_captured", c.not_captured}, {"gradable", c.gradable()}};
+      out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+  } else {
+    const auto gradable =
+        std::ranges::count_if(channels, [](const auto& c) { return c.gradable(); });
+    out.print("request channels: {} ({} complete enough to grade)\n", channels.size(), gradable);
+    out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", "channel",
+              "source -> destination QP", "requests", "out-of-seq", "dups", "retrans", "conn",
+              "not captured", "grade");
+    for (const analysis::RcChannelSummary& c : channels) {
+      out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", c.channel,
+                fmt::format("{} -> {} {:#08x}", c.source, c.destination, c.qpn), c.requests,
+                c.out_of_sequence, c.duplicates, c.retransmissions,
+                c.connection != 0 ? std::to_string(c.connection) : "-", c.not_captured,
+                c.gradable() ? "complete" : "incomplete: not graded");
+    }
+  }
+  return frames.error().empty() ? kExitOk : fail(out, frames.error());
+}
+
+std::string_view severity_text(Severity s) {
+  return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "note";
+}
+
+// The stream analysis of one frame, with the names the Wireshark plugin's fields have
+// (roceconf.psn.expected -> "psn": {"expected": ...}). Judgements a later frame makes about this
+// one (acked-by, nak-received) are not here: each line is written as its frame is read.
+Json analysis_json(const analysis::FrameAnalysis& fa) {
+  using analysis::RcRole;
+  Json a = Json::object();
+  if (fa.rc) {
+    const analysis::RcFrameInfo& rc = *fa.rc;
+    a["channel"] = rc.channel;
+    if (rc.peer_channel != 0) a["peer_channel"] = rc.peer_channel;
+    if (rc.connection != 0) a["connection"] = rc.connection;
+    a["role"] = rc.role == RcRole::kRequest ? "request" : "response";
+    if (rc.role == RcRole::kRequest) {
+      Json psn = Json::object();
+      if (rc.expected_psn) psn["expected"] = *rc.expected_psn;
+      psn["state"] = analysis::psn_state_name(rc.psn_state);
+      if (rc.nak_due) psn["nak_due"] = true;
+      if (rc.sender_next) psn["sender_next"] = *rc.sender_next;
+      if (rc.retransmission) {
+        psn["retransmission"] = true;
+        if (rc.retransmission_of != 0) psn["retransmission_of"] = rc.retransmission_of;
+        if (rc.resend_after_nak != 0) psn["resent_after_nak"] = rc.resend_after_nak;
+      }
+      a["psn"] = std::move(psn);
+    } else {
+      if (rc.request_frame != 0) a["ack_frame"] = rc.request_frame;
+      if (rc.acked_count != 0) a["acked_count"] = rc.acked_count;
+      if (rc.nak_cause_frame != 0) a["nak_cause"] = rc.nak_cause_frame;
+      if (rc.not_captured != 0) a["not_captured"] = rc.not_captured;
+      if (rc.capture_gaps != 0) a["capture_gaps"] = rc.capture_gaps;
+    }
+  }
+  if (fa.cm) {
+    a["cm_connection"] = fa.cm->connection;
+    a["cm_message"] = fa.cm->message;
+  }
+  Json flags = Json::array();
+  for (const analysis::Flag& f : fa.flags) {
+    flags.push_back(
+        Json{{"name", f.name()}, {"severity", severity_text(f.severity())}, {"text", f.text()}});
+  }
+  a["flags"] = std::move(flags);
+  return a;
+}
+
 void print_json(Output& out, const Packet& packet, const CaptureFrame& frame, std::uint64_t number,
-                double time) {
+                double time, const analysis::FrameAnalysis& fa) {
   Json j = Json::object();
   j["frame"] = number;
   j["time"] = time;
@@ -136,12 +237,14 @@ void print_json(Output& out, const Packet& packet, const CaptureFrame& frame, st
   if (frame.data.size() != frame.orig_length) j["captured_length"] = frame.data.size();
   j["framing"] = framing_name(packet.framing);
   add_packet_json(j, packet);
+  if (fa.rc || fa.cm || !fa.flags.empty()) j["analysis"] = analysis_json(fa);
   out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 int list_frames(PcapReader& reader, const DecodeOptions& options, bool json, Output& out) {
   Packet packet;
   std::uint64_t first_ns = 0;
+  analysis::StreamAnalyzer analyzer(stream_options());
   for (;;) {
     auto next = reader.next();
     if (!next) return fail(out, next.error());
@@ -151,10 +254,13 @@ int list_frames(PcapReader& reader, const DecodeOptions& options, bool json, Out
     if (number == 1) first_ns = frame.time_ns;
     const double time = seconds_between(first_ns, frame.time_ns);
     decode_into(packet, frame.data, reader.link_type(), options);
-    if (json)
-      print_json(out, packet, frame, number, time);
-    else
+    if (json) {
+      const analysis::FrameAnalysis& fa =
+          analyzer.add(number, static_cast<std::int64_t>(frame.time_ns), packet);
+      print_json(out, packet, frame, number, time, fa);
+    } else {
       out.print("{:>5} {:>12.6f} {}\n", number, time, summarize(packet, options.check_icrc));
+    }
   }
 }
 
@@ -168,6 +274,7 @@ int run_decode(const DecodeArgs& args) {
   options.udp_port = args.udp_port;
   options.check_icrc = !args.no_icrc;
   if (args.stats) return print_stats(std::move(*reader), options, out);
+  if (args.connections) return print_connections(std::move(*reader), options, args.json, out);
   return list_frames(*reader, options, args.json, out);
 }
 
@@ -182,6 +289,11 @@ void add_decode_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--stats", args->stats,
                 "totals by opcode and finding, ICRC failures and decode speed")
       ->excludes(json);
+  cmd->add_flag("--connections", args->connections,
+                "per RC/UC request channel: requests, out of sequence, duplicates, "
+                "retransmissions, PSNs acknowledged but not captured, and whether the capture "
+                "is complete enough to grade the responder (with --json: one object a channel)")
+      ->excludes("--stats");
   cmd->add_option("--udp-port", args->udp_port, "UDP destination port that carries RoCEv2")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();

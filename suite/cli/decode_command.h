@@ -1,5 +1,6 @@
 // `roceconf decode FILE`: prints each frame of a pcap/pcapng capture as a one-line summary
-// (default), as JSON Lines (--json), or totals and decode speed (--stats).
+// (default), as JSON Lines (--json), totals and decode speed (--stats), or per request channel
+// what the PSN analysis saw and whether the capture can grade the responder (--connections).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ struct DecodeArgs {
   std::string file;
   bool json = false;
   bool stats = false;
+  bool connections = false;
   std::uint16_t udp_port = Udp::kRocePort;
   bool no_icrc = false;
 };

@@ -137,3 +137,7 @@ class APR(Layer): ...
 class ClassPortInfo(Layer): ...
 class Raw(Layer):
     load: bytes
+class Undecoded(Layer):
+    """The bytes from the first header cut short to the end of the frame, as they came."""
+    offset: Optional[int]
+    load: bytes

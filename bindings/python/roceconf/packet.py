@@ -4,8 +4,10 @@ names, stacking with `/`, `bytes(pkt)`, and `parse(b)` whose layers read as `pkt
 Every byte goes through the C++ codec: the classes below are made from its layer table.
 Computed fields (lengths, checksums, pad count, ICRC, Ethernet type, RETH DMA length) default to
 None and fill themselves in; give a value to keep it, even a wrong one. A parsed packet keeps
-every field as read, so `bytes(parse(b)) == b`; delete a field (`del pkt[BTH].icrc`) to have it
-computed again after an edit.
+every field as read, and, as long as none is changed, its bytes as they came (as Scapy's raw
+packet cache does): `bytes(parse(b, strict=False)) == b` for any input. What could not be decoded
+(a header cut short, and everything after it) is an `Undecoded` layer holding those bytes as
+they are. Delete a field (`del pkt[BTH].icrc`) to have it computed again after an edit.
 """
 
 from __future__ import annotations
@@ -123,6 +125,31 @@ for _name, _doc, _table in _core.layer_table():
     LAYERS[_name] = type(_name, (Layer,), _attrs)
 del _name, _doc, _table, _attrs, _f
 
+class Undecoded(Layer):
+    """The bytes of a frame from the first header cut short to its end, kept as they came
+    (never decoded into a zero-filled header). offset: where they start in the frame; when the
+    layers before are edited, the frame is re-encoded up to offset and these bytes follow.
+
+    Fields: offset, load."""
+
+    __slots__ = ()
+    _fields = ("offset", "load")
+    _defaults = {"offset": None, "load": b""}
+    _computed = frozenset()
+    offset = _field_property("offset", None)
+    load = _field_property("load", b"")
+
+
+LAYERS["Undecoded"] = Undecoded
+
+# Findings that mean the bytes are not a well-framed packet: a header cut short, or a length or
+# version that leaves the layers undefined. parse() raises for these by default; values that are
+# merely wrong or reserved (a reserved AETH syndrome, a bad ICRC) only become findings.
+_FRAMING = frozenset({
+    "truncated", "ip-version", "ip-length", "udp-length", "grh-length", "grh-version",
+    "lrh-length", "lrh-version", "mad-length", "link-header",
+})
+
 _CM = ("REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP", "LAP", "APR",
        "ClassPortInfo")
 # BTH opcode for the header that follows it, when the opcode is not given (as Scapy's
@@ -176,15 +203,44 @@ class Packet:
         if self._layers is None:
             seen: Dict[str, int] = {}
             out = []
-            for name in self._frame.layers:
+            for name in self._frame_names():
                 i = seen.get(name, 0)
                 seen[name] = i + 1
                 layer = self._cache.get((name, i))
                 if layer is None:
-                    layer = LAYERS[name]._from_values(self._frame.fields(name, i))
+                    layer = LAYERS[name]._from_values(self._frame_fields(name, i))
                 out.append(layer)
             self._layers = out
         return self._layers
+
+    def _frame_names(self) -> List[str]:
+        names = list(self._frame.layers)
+        if self._frame.undecoded is not None:
+            names.append("Undecoded")
+        return names
+
+    def _frame_fields(self, name: str, nth: int) -> Optional[Dict[str, Any]]:
+        """The fields of a layer as decoded, or None when the frame does not have it."""
+        if name == "Undecoded":
+            u = self._frame.undecoded
+            return None if u is None or nth != 0 else {"offset": u[0], "load": u[1]}
+        return self._frame.fields(name, nth) if name in LAYERS else None
+
+    def _unmodified(self) -> bool:
+        """Whether every layer is still as decoded (then the frame's own bytes are its bytes)."""
+        if self._layers is None:
+            items = list(self._cache.items())
+        else:
+            seen: Dict[str, int] = {}
+            items = []
+            for layer in self._layers:
+                name = type(layer).__name__
+                i = seen.get(name, 0)
+                seen[name] = i + 1
+                items.append(((name, i), layer))
+            if [k[0] for k, _ in items] != self._frame_names():
+                return False
+        return all(layer._values == self._frame_fields(name, i) for (name, i), layer in items)
 
     def _find(self, cls: Union[str, Type[Layer]], nth: int = 0) -> Optional[Layer]:
         name = cls if isinstance(cls, str) else cls.__name__
@@ -192,7 +248,7 @@ class Packet:
             key = (name, nth)
             layer = self._cache.get(key)
             if layer is None:
-                values = self._frame.fields(name, nth) if name in LAYERS else None
+                values = self._frame_fields(name, nth)
                 if values is None:
                     return None
                 layer = LAYERS[name]._from_values(values)
@@ -260,7 +316,23 @@ class Packet:
         return stack
 
     def __bytes__(self) -> bytes:
-        return _core.encode(self._stack())
+        if self._frame is not None and self._unmodified():
+            return self._frame.data
+        return self._encode()
+
+    def _encode(self) -> bytes:
+        """The bytes built from the layers (what bytes() gives once a field is changed)."""
+        stack = self._stack()
+        names = [n for n, _ in stack]
+        if "Undecoded" not in names:
+            return _core.encode(stack)
+        at = names.index("Undecoded")
+        rest = stack[at][1]
+        prefix = _core.encode(stack[:at]) if at > 0 else b""
+        offset = rest.get("offset")
+        if offset is not None:
+            prefix = prefix[:offset]
+        return prefix + bytes(rest.get("load") or b"")
 
     def build(self) -> bytes:
         return bytes(self)
@@ -300,18 +372,22 @@ class Packet:
 
 
 def parse(data: Union[bytes, bytearray, memoryview], *, link: int = 1, udp_port: int = 4791,
-          check_icrc: bool = True, strict: bool = True) -> Packet:
+          check_icrc: bool = True, strict: Optional[bool] = None) -> Packet:
     """Decodes one frame (link: 1 Ethernet, 101 raw IP, 247 InfiniBand, ...).
 
-    With strict (the default), a frame with an error finding (truncated header, bad length,
-    bad ICRC, ...) raises DecodeError, which carries the packet and its findings; with
-    strict=False the packet comes back with its findings."""
+    By default (strict=None) only bytes that are not a well-framed packet raise DecodeError
+    (a header cut short, an IP/UDP/GRH/LRH length or version that leaves the layers undefined);
+    a well-framed packet with wrong or reserved values (a reserved AETH syndrome, a bad ICRC)
+    comes back with those findings on it. strict=True raises for any error finding;
+    strict=False never raises. DecodeError carries the packet and its findings. Whatever comes
+    back, bytes(packet) is the input until a field is changed."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"parse() takes bytes, not {type(data).__name__}")
     frame = _core.decode(bytes(data), link, udp_port, check_icrc)
     packet = Packet._from_frame(frame)
-    if strict:
-        errors = [Finding(*f) for f in frame.findings if f[4] == "error"]
+    if strict is not False:
+        errors = [Finding(*f) for f in frame.findings
+                  if f[4] == "error" and (strict or f[0] in _FRAMING)]
         if errors:
             first = errors[0]
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""

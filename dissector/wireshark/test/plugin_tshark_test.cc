@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "dissector/analysis/test/loss_capture.h"
 #include "dissector/mad/cm.h"
 #include "dissector/names.h"
 #include "dissector/packet.h"
@@ -492,6 +494,61 @@ TEST_F(PluginTest, LoadsWithoutWarnings) {
   EXPECT_EQ(r.output.find("arning"), std::string::npos) << r.output;
   const auto p = testutil::run(tshark_command(dir_.path()) + " -G protocols 2>&1");
   EXPECT_NE(p.output.find("\troceconf\troceconf"), std::string::npos);
+}
+
+// The real loss capture (rxe, netem loss, go-back-N losing packets again), frames 44-66 as
+// ../shared/captures/README.md reads them: the responder's expected PSN, out of sequence (one
+// NAK owed per gap), go-back-N resends that are retransmissions and never duplicates, and the
+// request each NAK answers.
+TEST_F(PluginTest, LossCaptureFollowsTheResponder) {
+  using namespace analysis::test;
+  const std::filesystem::path shared =
+      std::filesystem::path(ROCECONF_SHARED_CAPTURES) / kLossCapture;
+  if (!std::filesystem::exists(shared))
+    GTEST_SKIP() << "shared capture " << kLossCapture << " is absent from "
+                 << ROCECONF_SHARED_CAPTURES;
+  // A copy the unprivileged tshark can surely read.
+  const std::string path = dir_.file("loss.pcap");
+  std::filesystem::copy_file(shared, path);
+  ::chmod(path.c_str(), 0644);
+  Dissection d = dissect(dir_, path, "-2");
+  ASSERT_EQ(d.status, 0) << d.error;
+  const auto& f = d.frames;
+  ASSERT_GE(f.size(), 66u);
+  for (const LossRequest& want : loss_requests()) {
+    const std::uint64_t n = want.frame;
+    EXPECT_FIELD(f, n, "roceconf.psn.expected",
+                 fmt::format("{:#010x}", kLossPsnBase | want.expected));
+    EXPECT_FIELD(f, n, "roceconf.psn.state", std::string(want.state));
+    EXPECT_FIELD(f, n, "roceconf.psn.nak_due", want.nak_due ? "1" : "");
+    EXPECT_FIELD(f, n, "roceconf.psn.retransmission_of",
+                 want.retransmission_of != 0 ? std::to_string(want.retransmission_of) : "");
+    EXPECT_FIELD(f, n, "roceconf.psn.resent_after_nak",
+                 want.resent_after_nak != 0 ? std::to_string(want.resent_after_nak) : "");
+    EXPECT_EQ(f[n - 1].has("roceconf.analysis.out_of_sequence"), want.state == "out-of-sequence")
+        << "frame " << n << "\n"
+        << f[n - 1].dump();
+    EXPECT_EQ(f[n - 1].has("roceconf.analysis.retransmission"), want.retransmission)
+        << "frame " << n << "\n"
+        << f[n - 1].dump();
+    EXPECT_LACKS(f, n, "roceconf.analysis.duplicate");
+  }
+  for (const LossResponse& want : loss_responses()) {
+    const std::uint64_t n = want.frame;
+    EXPECT_FIELD(f, n, "roceconf.analysis.nak_cause",
+                 want.nak_cause != 0 ? std::to_string(want.nak_cause) : "");
+    EXPECT_EQ(f[n - 1].has("roceconf.analysis.nak_seq_error"), want.nak) << "frame " << n;
+    EXPECT_LACKS(f, n, "roceconf.analysis.not_captured");
+    EXPECT_LACKS(f, n, "roceconf.analysis.nak_repeated");
+  }
+  EXPECT_TRUE(f[62].contains("_ws.expert.message",
+                             "NAK PSN sequence error, expected PSN 0x95c52e (caused by frame 57)"))
+      << f[62].dump();
+  // Frame 652 resends 0x95c564 after it was accepted (frame 648): the one real duplicate.
+  for (std::size_t n = 1; n <= f.size(); ++n) {
+    EXPECT_EQ(f[n - 1].has("roceconf.analysis.duplicate"), n == 652) << "frame " << n;
+    EXPECT_FALSE(f[n - 1].has("roceconf.analysis.not_captured")) << "frame " << n;
+  }
 }
 
 }  // namespace
