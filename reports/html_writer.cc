@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <span>
 
 #include "reports/text.h"
+#include "reports/verdict.h"
 
 namespace roceconf::report {
 namespace {
@@ -40,6 +42,10 @@ table{border-collapse:collapse;margin:6px 0}
 th,td{border:1px solid var(--line);padding:2px 8px;text-align:left;vertical-align:top}
 th{background:var(--code)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.z{color:#afb8c1}
+.headline{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:6px 0 10px}
+.headline p{margin:4px 0}.coverage{font-weight:600}.muted{color:var(--muted)}
+.waiver{color:#9a6700}.rule p{margin:4px 0}
+.grade{font-weight:600}.g-blocking{color:var(--fail)}.g-finding,.g-waived{color:var(--error)}
 .warn{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:4px}
 #toolbar{margin:8px 0;display:flex;gap:6px;flex-wrap:wrap}
 #toolbar button{font:inherit;padding:2px 10px;border:1px solid var(--line);border-radius:4px;
@@ -245,7 +251,8 @@ bool passing(Verdict v) {
   return v == Verdict::kPass || v == Verdict::kSkip;
 }
 
-void write_case(std::string& out, const CaseResult& c, const HtmlOptions& options) {
+void write_case(std::string& out, const CaseResult& c, const HtmlOptions& options, Grade grade,
+                const Waiver* waiver) {
   out += fmt::format(
       "<section class=\"case c-{}{}\" id=\"{}\"><details{}><summary>{} <code>{}</code> <span "
       "class=\"title\">{}</span></summary>\n<div class=\"body\">\n",
@@ -270,6 +277,12 @@ void write_case(std::string& out, const CaseResult& c, const HtmlOptions& option
   if (!c.needs.empty()) row("Needs", esc(fmt::format("{}", fmt::join(c.needs, ", "))));
   if (!c.source.empty()) row("Source", "<code>" + esc(c.source) + "</code>");
   row("Verdict", badge(c.verdict));
+  row("Grade", fmt::format("<span class=\"grade g-{0}\">{0}</span>", grade_name(grade)));
+  if (waiver != nullptr)
+    row("Waiver",
+        fmt::format("<span class=\"waiver\">{}</span> <span class=\"muted\">({}{})</span>",
+                    esc(waiver->reason), esc(waiver->where),
+                    waiver->until.empty() ? "" : ", until " + esc(waiver->until)));
   row("Duration", human_duration(c.duration_ns));
   if (!c.reason.empty()) row("Reason", "<span class=\"reason\">" + esc(c.reason) + "</span>");
   if (!c.failed_step.empty())
@@ -326,7 +339,8 @@ std::string counts_cells(const Counts& c) {
 
 std::string_view verdict_class(std::string_view verdict) {
   if (verdict == "CONFORMANT") return "b-pass";
-  if (verdict == "INCOMPLETE") return "b-incomplete";
+  if (verdict == "INCOMPLETE" || verdict == "INSUFFICIENT COVERAGE" || verdict == "FINDINGS")
+    return "b-incomplete";
   if (verdict == "NOT TESTED") return "b-skip";
   return "b-fail";
 }
@@ -335,8 +349,8 @@ std::string_view verdict_class(std::string_view verdict) {
 std::string verdict_badge(std::string_view verdict) {
   const std::string_view symbol = verdict == "CONFORMANT"       ? "✓"
                                   : verdict == "NOT CONFORMANT" ? "✗"
-                                  : verdict == "INCOMPLETE"     ? "…"
-                                                                : "–";
+                                  : verdict == "NOT TESTED"     ? "–"
+                                                                : "…";
   return fmt::format(
       "<span class=\"badge {}\" title=\"{}\"><span class=\"long\">{}</span><span "
       "class=\"short\">{}</span></span>",
@@ -353,16 +367,18 @@ std::string case_anchor(std::string_view id) {
 }
 
 std::string_view overall_verdict(const RunResult& run) {
-  return conformance(run.counts(), run.interrupted);
+  return headline_name(certify(run).headline);
 }
 
 std::string to_html(const RunResult& run, const HtmlOptions& options) {
   const Counts all = run.counts();
-  const std::string_view verdict = overall_verdict(run);
+  const Certificate cert = certify(run);
+  const std::string_view verdict = headline_name(cert.headline);
   const std::string target =
       run.target_kind.empty()
           ? run.target_description
           : run.target_kind + (run.target_description.empty() ? "" : ": " + run.target_description);
+  const std::string device = device_text(run);
   std::string out;
   out.reserve(64 * 1024);
   out += fmt::format(
@@ -371,24 +387,58 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
       "'unsafe-inline'; script-src 'unsafe-inline'\">\n"
       "<title>{} RoCE conformance: {} — {}</title>\n<style>{}</style>\n</head>\n<body>\n",
-      esc(run.tool), verdict, esc(target), kStyle);
+      esc(run.tool), verdict, esc(device), kStyle);
 
-  out += fmt::format("<header>\n<h1>RoCE conformance report</h1>\n<p class=\"verdict {}\">{}</p>\n",
-                     verdict_class(verdict), verdict);
-  out += "<dl class=\"kv\">";
+  // The headline box: the certificate, its coverage, what it certifies.
+  out += fmt::format(
+      "<header>\n<h1>RoCE conformance report</h1>\n<div class=\"headline\" id=\"headline\">"
+      "<p class=\"verdict {}\">{}</p>\n<p class=\"coverage\">{}{}</p>\n"
+      "<p class=\"device\">Device: <b>{}</b></p>\n<p class=\"target\">Target: {}</p>\n"
+      "<p class=\"rule-link\"><a href=\"#verdict-rule\">How the verdict is decided</a></p>"
+      "</div>\n",
+      verdict_class(verdict), verdict, cert.why.empty() ? "" : esc(cert.why) + "; ",
+      esc(cert.coverage), esc(device), esc(target));
+  out += "<dl class=\"kv\" id=\"identity\">";
   const auto row = [&](std::string_view name, const std::string& html) {
     out += fmt::format("<dt>{}</dt><dd>{}</dd>", name, html);
   };
+  const auto pairs = [&](const std::vector<std::pair<std::string, std::string>>& kv) {
+    std::string html;
+    for (const auto& [key, value] : kv)
+      html += fmt::format("{}<span class=\"muted\">{}</span> {}", html.empty() ? "" : " · ",
+                          esc(key), esc(value));
+    return html.empty() ? std::string("not recorded") : html;
+  };
+  const auto code = [&](const std::string& text) { return "<code>" + esc(text) + "</code>"; };
+  row("Device", pairs(run.identity.device));
   row("Target", esc(target));
   row("Quirks", run.quirks.empty()
                     ? std::string("none")
                     : "<code>" + esc(fmt::format("{}", fmt::join(run.quirks, ", "))) + "</code>");
+  row("Tester host", pairs(run.identity.host));
+  row("Tool", esc(run.tool + (run.version.empty() ? "" : " " + run.version)));
+  row("Catalogue",
+      esc(run.catalogue.version.empty() ? "not recorded" : run.catalogue.version) +
+          (run.catalogue.digest.empty() ? "" : ", sha256 " + code(run.catalogue.digest)) +
+          fmt::format(", {} cases ({} MUST)", run.catalogue.cases, run.catalogue.must_cases) +
+          (run.catalogue.specification.empty() ? "" : ", " + esc(run.catalogue.specification)));
+  if (!run.identity.command_line.empty()) row("Command line", code(run.identity.command_line));
+  row("Seed", fmt::format("{}", run.identity.seed));
+  if (!run.identity.profile_path.empty())
+    row("Profile",
+        code(run.identity.profile_path) + ", sha256 " + code(run.identity.profile_sha256));
   row("Started", esc(iso8601_utc(run.start_unix_ns, false)));
   row("Duration", human_duration(run.duration_ns));
   row("Round trip", micros(run.rtt_ns));
   row("Silence window", human_duration(run.silence_ns));
-  if (!run.filter.empty()) row("Filter", "<code>" + esc(run.filter) + "</code>");
-  row("Tool", esc(run.tool + (run.version.empty() ? "" : " " + run.version)));
+  if (!run.filters.empty() || !run.filter.empty())
+    row("Filter", "<code>" + esc(run.filter) + "</code>");
+  if (!run.rerun_of.empty()) row("Rerun of", code(run.rerun_of));
+  if (!run.identity.evidence_path.empty())
+    row("Evidence", code(run.identity.evidence_path) + ", sha256 <code class=\"evidence-sha256\">" +
+                        esc(run.identity.evidence_sha256) + "</code> (check: <code>sha256sum " +
+                        esc(std::filesystem::path(run.identity.evidence_path).filename().string()) +
+                        "</code>)");
   out += "</dl>\n";
   if (run.interrupted)
     out += fmt::format(
@@ -407,28 +457,77 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
   const std::vector<std::string> areas = run.areas();
   for (const std::string& area : areas) {
     const Counts c = run.counts(area);
+    int blocking = 0, findings = 0, graded = 0;
+    for (std::size_t i = 0; i < run.cases.size(); ++i) {
+      if (run.cases[i].area != area) continue;
+      blocking += cert.grades[i] == Grade::kBlocking;
+      findings += cert.grades[i] == Grade::kFinding;
+      graded += cert.grades[i] != Grade::kSkipped && cert.grades[i] != Grade::kWaived;
+    }
+    const std::string_view word = blocking > 0   ? "NOT CONFORMANT"
+                                  : findings > 0 ? "FINDINGS"
+                                  : graded == 0  ? "NOT TESTED"
+                                                 : "CONFORMANT";
     out += fmt::format("<tr><td><a href=\"#{}\">{}</a></td>{}<td>{}</td></tr>\n",
-                       esc(area_anchor(area)), esc(area), counts_cells(c),
-                       verdict_badge(conformance(c, false)));
+                       esc(area_anchor(area)), esc(area), counts_cells(c), verdict_badge(word));
   }
   out += fmt::format("</tbody><tfoot><tr><th>All</th>{}<td>{}</td></tr></tfoot></table></div>\n",
                      counts_cells(all), verdict_badge(verdict));
 
-  // What needs attention, linked.
-  if (!clean(all)) {
-    out += "<h2>Not passing</h2>\n<ul class=\"bad\">\n";
-    for (const CaseResult& c : run.cases)
-      if (!passing(c.verdict))
-        out += fmt::format("<li>{} <a href=\"#{}\"><code>{}</code></a> {}</li>\n", badge(c.verdict),
-                           esc(case_anchor(c.id)), esc(c.id), esc(c.reason));
-    out += "</ul>\n";
+  // What needs attention, linked: blocking first, then findings, then waived cases.
+  const auto list = [&](std::string_view heading, std::string_view id, Grade grade) {
+    bool first = true;
+    for (std::size_t i = 0; i < run.cases.size(); ++i) {
+      if (cert.grades[i] != grade) continue;
+      const CaseResult& c = run.cases[i];
+      if (first) out += fmt::format("<h2 id=\"{}\">{}</h2>\n<ul class=\"bad\">\n", id, heading);
+      first = false;
+      out += fmt::format("<li>{} <a href=\"#{}\"><code>{}</code></a> {}{}", badge(c.verdict),
+                         esc(case_anchor(c.id)), esc(c.id),
+                         grade == Grade::kFinding ? "(" + esc(c.requirement) + ") " : "",
+                         esc(c.reason));
+      if (grade == Grade::kWaived) {
+        const Waiver& w = cert.waivers[static_cast<std::size_t>(cert.waiver_of[i])].waiver;
+        out += fmt::format(" <br><span class=\"waiver\">Waived: {}</span>", esc(w.reason));
+      }
+      out += "</li>\n";
+    }
+    if (!first) out += "</ul>\n";
+  };
+  list("Blocking", "blocking", Grade::kBlocking);
+  list("Findings (SHOULD or MAY: reported, not blocking)", "findings", Grade::kFinding);
+  list("Waived", "waived", Grade::kWaived);
+
+  // Every waiver, applied or not: none is applied silently.
+  if (!cert.waivers.empty()) {
+    out +=
+        "<h2 id=\"waivers\">Waivers</h2>\n<div class=\"scroll\"><table class=\"waivers\"><thead>"
+        "<tr><th>Case</th><th>Status</th><th>Verdict</th><th>Until</th><th>Reason</th>"
+        "<th>Where</th></tr></thead><tbody>\n";
+    for (const WaiverUse& u : cert.waivers)
+      out += fmt::format(
+          "<tr class=\"w-{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>"
+          "<td class=\"waiver\">{}</td><td><code>{}</code></td></tr>\n",
+          u.status == WaiverStatus::kApplied ? "applied" : "other", esc(u.waiver.id),
+          waiver_status_name(u.status), u.verdict.empty() ? "not run" : esc(u.verdict),
+          u.waiver.until.empty() ? "—" : esc(u.waiver.until), esc(u.waiver.reason),
+          esc(u.waiver.where));
+    out += "</tbody></table></div>\n";
   }
+
+  out += "<h2 id=\"verdict-rule\">How the verdict is decided</h2>\n<div class=\"rule\">\n";
+  for (const std::string& paragraph : verdict_rule_text()) out += "<p>" + esc(paragraph) + "</p>\n";
+  out += "</div>\n";
 
   out += "<div id=\"toolbar\" hidden></div>\n";
   for (const std::string& area : areas) {
     out += fmt::format("<h2 id=\"{}\">{}</h2>\n", esc(area_anchor(area)), esc(area));
-    for (const CaseResult& c : run.cases)
-      if (c.area == area) write_case(out, c, options);
+    for (std::size_t i = 0; i < run.cases.size(); ++i)
+      if (run.cases[i].area == area) {
+        const int w = cert.waiver_of[i];
+        write_case(out, run.cases[i], options, cert.grades[i],
+                   w < 0 ? nullptr : &cert.waivers[static_cast<std::size_t>(w)].waiver);
+      }
   }
   write_traceability_appendix(out, run);
   out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);

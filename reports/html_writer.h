@@ -1,7 +1,10 @@
 // The HTML certification report: one self-contained file (inline CSS and a little inline JS, no
-// external assets and no network; a Content-Security-Policy forbids any fetch) with the target,
-// a summary by area with the overall verdict, every case with its citation and rule, verdict,
-// reason, field diffs and packet ladder, and an appendix tracing every case to its citation.
+// external assets and no network; a Content-Security-Policy forbids any fetch): the headline box
+// (certificate, coverage, device, target), identity and reproducibility (device, tester host,
+// catalogue version and digest, command line, seed, profile, evidence SHA-256), a summary by
+// area, the blocking cases, findings, waived cases and every waiver, how the verdict is decided,
+// every case with its citation and rule, verdict, grade, reason, field diffs and packet ladder,
+// and an appendix tracing every case to its citation.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +26,8 @@ std::string to_html(const RunResult& run, const HtmlOptions& options = {});
 // The element id of a case's section: "case-" + id with '/' and whitespace as '-'.
 std::string case_anchor(std::string_view id);
 
-// conformance() of the whole run: "CONFORMANT", "NOT CONFORMANT", "INCOMPLETE" (interrupted)
-// or "NOT TESTED" (nothing passed).
+// The certificate's headline (certify(), reports/verdict.h): "NOT CONFORMANT", "INCOMPLETE",
+// "INSUFFICIENT COVERAGE" or "CONFORMANT".
 std::string_view overall_verdict(const RunResult& run);
 
 }  // namespace roceconf::report

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/text.h"
+#include "reports/verdict.h"
 
 namespace roceconf::report {
 namespace {
@@ -59,15 +60,92 @@ Json case_json(const CaseResult& c) {
   return j;
 }
 
+Json pairs_json(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  Json j = Json::object();
+  for (const auto& [key, value] : pairs) j[key] = value;
+  return j;
+}
+
+Json waiver_json(const Waiver& w) {
+  return Json{{"id", w.id}, {"until", w.until}, {"reason", w.reason}, {"where", w.where}};
+}
+
+// The certificate (reports/verdict.h): the headline, its line, the counts behind it, the rule.
+Json certificate_json(const RunResult& run, const Certificate& cert) {
+  Json j;
+  j["headline"] = headline_name(cert.headline);
+  j["line"] = cert.line();
+  j["why"] = cert.why;
+  j["exit_status"] = cert.exit_status;
+  j["counts"] = {{"catalogue", cert.catalogue},
+                 {"run", cert.run},
+                 {"graded", cert.graded},
+                 {"pass", cert.pass},
+                 {"skipped", cert.skipped},
+                 {"waived", cert.waived},
+                 {"blocking", cert.blocking},
+                 {"findings", cert.findings()},
+                 {"should_findings", cert.should_findings},
+                 {"may_findings", cert.may_findings},
+                 {"must_graded", cert.must_graded},
+                 {"must_total", cert.must_total}};
+  const auto ids = [&](Grade g) {
+    Json out = Json::array();
+    for (std::size_t i = 0; i < run.cases.size(); ++i)
+      if (cert.grades[i] == g) out.push_back(run.cases[i].id);
+    return out;
+  };
+  j["blocking"] = ids(Grade::kBlocking);
+  j["findings"] = ids(Grade::kFinding);
+  j["waived"] = ids(Grade::kWaived);
+  Json waivers = Json::array();
+  for (const WaiverUse& u : cert.waivers) {
+    Json w = waiver_json(u.waiver);
+    w["status"] = waiver_status_name(u.status);
+    w["verdict"] = u.verdict;
+    waivers.push_back(std::move(w));
+  }
+  j["waivers"] = std::move(waivers);
+  j["rule"] = verdict_rule_text();
+  return j;
+}
+
+Json identity_json(const RunResult& run) {
+  const RunIdentity& id = run.identity;
+  Json j;
+  j["device"] = pairs_json(id.device);
+  j["tester_host"] = pairs_json(id.host);
+  j["roceconf_version"] = run.version;
+  j["catalogue"] = {{"version", run.catalogue.version},
+                    {"sha256", run.catalogue.digest},
+                    {"specification", run.catalogue.specification},
+                    {"cases", run.catalogue.cases},
+                    {"must_cases", run.catalogue.must_cases}};
+  j["seed"] = id.seed;
+  j["command_line"] = id.command_line;
+  j["profile"] = {{"path", id.profile_path}, {"sha256", id.profile_sha256}};
+  j["started"] = iso8601_utc(run.start_unix_ns);
+  // Check with `sha256sum evidence.pcapng`.
+  j["evidence"] = {{"path", id.evidence_path}, {"sha256", id.evidence_sha256}};
+  return j;
+}
+
 }  // namespace
 
 std::string to_json(const RunResult& run) {
+  const Certificate cert = certify(run);
   Json j;
   j["tool"] = run.tool;
   j["version"] = run.version;
-  j["target"] = {
-      {"kind", run.target_kind}, {"description", run.target_description}, {"quirks", run.quirks}};
+  j["certificate"] = certificate_json(run, cert);
+  j["target"] = {{"kind", run.target_kind},
+                 {"description", run.target_description},
+                 {"quirks", run.quirks},
+                 {"device", pairs_json(run.identity.device)}};
+  j["identity"] = identity_json(run);
   j["filter"] = run.filter;
+  j["filters"] = run.filters;
+  j["rerun_of"] = run.rerun_of;
   j["started"] = iso8601_utc(run.start_unix_ns);
   j["duration_s"] = static_cast<double>(run.duration_ns) / 1e9;
   j["rtt_us"] = static_cast<double>(run.rtt_ns) / 1e3;
@@ -78,7 +156,13 @@ std::string to_json(const RunResult& run) {
   for (const std::string& area : run.areas()) areas[area] = counts_json(run.counts(area));
   j["areas"] = std::move(areas);
   Json cases = Json::array();
-  for (const CaseResult& c : run.cases) cases.push_back(case_json(c));
+  for (std::size_t i = 0; i < run.cases.size(); ++i) {
+    Json c = case_json(run.cases[i]);
+    c["grade"] = grade_name(cert.grades[i]);
+    if (cert.waiver_of[i] >= 0)
+      c["waiver"] = waiver_json(cert.waivers[static_cast<std::size_t>(cert.waiver_of[i])].waiver);
+    cases.push_back(std::move(c));
+  }
   j["cases"] = std::move(cases);
   // Text from targets and cases is not guaranteed UTF-8; replace rather than throw.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace roceconf::report {
@@ -77,13 +78,49 @@ struct Counts {
   int total() const { return pass + fail + skip + error + inconclusive; }
 };
 
+// One line of a --waivers file: a case whose failure (or error, or inconclusive) is accepted
+// for a stated reason, optionally until a date. Whether it applies is decided by certify()
+// (reports/verdict.h) against the run's verdicts and start date.
+struct Waiver {
+  std::string id;      // exact case id
+  std::string until;   // "YYYY-MM-DD" (valid through that day, UTC), empty: no expiry
+  std::string reason;  // mandatory
+  std::string where;   // "waivers.txt:3"
+};
+
+// What a certificate certifies and how to reproduce it. Key/value lists keep their order.
+struct RunIdentity {
+  // The device: Target::identity() ("name", "vendor_id", "fw_ver", ..., "source").
+  std::vector<std::pair<std::string, std::string>> device;
+  // The tester host: "hostname", "kernel" (uname -r), "os" (os-release PRETTY_NAME).
+  std::vector<std::pair<std::string, std::string>> host;
+  std::string command_line;  // shell-quoted
+  std::uint64_t seed = 0;
+  std::string profile_path, profile_sha256;    // the raw target's profile file, if any
+  std::string evidence_path, evidence_sha256;  // the pcapng, hashed after it was closed
+};
+
+// The catalogue a run was drawn from. `cases` == 0: not recorded (no certificate possible).
+struct CatalogueInfo {
+  std::string version;        // cases/builtin.h kCatalogueVersion
+  std::string digest;         // SHA-256, hex, of every case's id, level, clause and source
+  std::string specification;  // "IBA Vol 1 Release 1.2.1 + Annex A17"
+  int cases = 0;              // cases in the catalogue the run selected from
+  int must_cases = 0;         // of which MUST
+};
+
 struct RunResult {
   std::string tool = "roceconf";
   std::string version;
-  std::string target_kind;          // "reference", "daemon", "raw"
-  std::string target_description;   // one line: interface, addresses, quirks
-  std::vector<std::string> quirks;  // enabled quirks of a reference target
-  std::string filter;               // --filter glob, empty for the whole catalogue
+  std::string target_kind;           // "reference", "daemon", "raw"
+  std::string target_description;    // one line: interface, addresses, quirks
+  std::vector<std::string> quirks;   // enabled quirks of a reference target
+  std::string filter;                // the --filter globs joined by spaces, empty: none
+  std::vector<std::string> filters;  // each --filter glob
+  std::string rerun_of;              // --rerun-failed REPORT.json, empty: not a rerun
+  RunIdentity identity;
+  CatalogueInfo catalogue;
+  std::vector<Waiver> waivers;  // as read from --waivers, applied or not
   std::int64_t start_unix_ns = 0;
   std::int64_t duration_ns = 0;
   std::int64_t rtt_ns = 0;      // calibrated round trip

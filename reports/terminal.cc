@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "reports/text.h"
+#include "reports/verdict.h"
 
 namespace roceconf::report {
 namespace {
@@ -86,34 +87,65 @@ std::string summary_text(const RunResult& run, bool color) {
   std::string out = fmt::format("{:<{}} {:>5} {:>5} {:>5} {:>5} {:>6} {:>6}\n", "area", width,
                                 "pass", "fail", "skip", "error", "inconc", "total");
   for (const std::string& area : areas) out += row(one_line(area), run.counts(area));
-  const Counts all = run.counts();
-  out += row("all", all);
+  out += row("all", run.counts());
 
-  if (!clean(all)) {
-    out += "\nNot passing:\n";
-    for (const CaseResult& c : run.cases) {
-      if (c.verdict == Verdict::kPass || c.verdict == Verdict::kSkip) continue;
+  const Certificate cert = certify(run);
+  const auto list = [&](std::string_view heading, Grade grade) {
+    bool first = true;
+    for (std::size_t i = 0; i < run.cases.size(); ++i) {
+      const CaseResult& c = run.cases[i];
+      if (cert.grades[i] != grade) continue;
+      if (first) out += fmt::format("\n{}:\n", heading);
+      first = false;
       out += fmt::format("  {} {}", label(c.verdict, color), one_line(c.id));
+      if (grade == Grade::kFinding) out += " (" + one_line(c.requirement) + ")";
       out += c.reason.empty() ? "\n" : ": " + one_line(c.reason) + "\n";
+      if (grade == Grade::kWaived) {
+        const Waiver& w = cert.waivers[static_cast<std::size_t>(cert.waiver_of[i])].waiver;
+        out += "      waived: " + one_line(w.reason) +
+               (w.until.empty() ? "" : " (until " + w.until + ")") + " [" + one_line(w.where) +
+               "]\n";
+        continue;
+      }
       if (!c.failed_step.empty()) out += "      step: " + one_line(c.failed_step) + "\n";
-      for (std::size_t i = 0; i < std::min(c.diffs.size(), kMaxDiffsInSummary); ++i)
-        out += "      " + one_line(diff_text(c.diffs[i])) + "\n";
+      for (std::size_t k = 0; k < std::min(c.diffs.size(), kMaxDiffsInSummary); ++k)
+        out += "      " + one_line(diff_text(c.diffs[k])) + "\n";
       if (c.diffs.size() > kMaxDiffsInSummary)
         out += fmt::format("      ({} more diffs in the report)\n",
                            c.diffs.size() - kMaxDiffsInSummary);
     }
+  };
+  list("Blocking (MUST, not waived)", Grade::kBlocking);
+  list("Findings (SHOULD or MAY: reported, not blocking)", Grade::kFinding);
+  list("Waived (real verdict kept, not blocking)", Grade::kWaived);
+  // Every waiver is listed, applied or not: none is applied silently.
+  if (!cert.waivers.empty()) {
+    out += "\nWaivers:\n";
+    for (const WaiverUse& u : cert.waivers) {
+      std::string status(waiver_status_name(u.status));
+      if (u.status == WaiverStatus::kApplied) status += " to " + u.verdict;
+      if (u.status == WaiverStatus::kUnused) status += ": the case's verdict is " + u.verdict;
+      if (u.status == WaiverStatus::kExpired)
+        status += fmt::format(" on {}: not applied, the case's verdict {} counts", u.waiver.until,
+                              u.verdict);
+      out += fmt::format("  {} {}: {} [{}]\n", one_line(u.waiver.id), status,
+                         one_line(u.waiver.reason), one_line(u.waiver.where));
+    }
   }
 
-  const std::string_view word = conformance(all, run.interrupted);
-  const std::string_view tint = word == "CONFORMANT"       ? "\x1b[1;32m"
-                                : word == "NOT CONFORMANT" ? "\x1b[1;31m"
-                                                           : "\x1b[1;33m";
-  const std::string verdict = color ? fmt::format("{}{}\x1b[0m", tint, word) : std::string(word);
-  out +=
-      fmt::format("\n{}: {} passed, {} failed, {} skipped, {} errors, {} inconclusive of {} cases",
-                  verdict, all.pass, all.fail, all.skip, all.error, all.inconclusive, all.total());
+  const std::string_view word = headline_name(cert.headline);
+  const std::string_view tint = cert.headline == Headline::kConformant      ? "\x1b[1;32m"
+                                : cert.headline == Headline::kNotConformant ? "\x1b[1;31m"
+                                                                            : "\x1b[1;33m";
+  const std::string line = cert.line();
+  out += "\n" + (color ? fmt::format("{}{}\x1b[0m", tint, word) : std::string(word)) +
+         one_line(std::string_view(line).substr(word.size())) + "\n";
+  out += target_text(run) + "\n";
+  out += "device " + device_text(run) + "\n";
+  out += fmt::format("{} of {} cases run", cert.run, cert.catalogue);
   if (run.duration_ns > 0)
     out += fmt::format(" in {:.2f} s", static_cast<double>(run.duration_ns) / 1e9);
+  out += fmt::format(", seed {}", run.identity.seed);
   if (run.interrupted) out += " (interrupted)";
   out += "\n";
   return out;

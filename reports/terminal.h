@@ -16,8 +16,10 @@ std::string progress_bar(int done, int total, std::string_view id, int bar_width
 // "[ 37/120] FAIL psn/gap-naks-once: reason" (no reason on a pass).
 std::string case_line(const CaseResult& result, int index, int total, bool color = false);
 
-// The table by area (area pass fail skip error inconc total, then "all"), the cases that did not
-// pass with their reason, failed step and first diffs, and the overall verdict line.
+// The table by area (area pass fail skip error inconc total, then "all"); the blocking cases,
+// the findings and the waived cases with their reason, failed step and first diffs; every
+// waiver and what became of it; then the certificate's headline line (certify()), the target,
+// the device, and how many cases ran in how long with which seed.
 std::string summary_text(const RunResult& run, bool color = false);
 
 bool is_terminal(std::FILE* stream);

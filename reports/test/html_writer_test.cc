@@ -168,18 +168,56 @@ TEST(HtmlWriter, LongTimelinesAreCapped) {
 TEST(HtmlWriter, OverallVerdict) {
   RunResult run = test::sample_run();
   run.cases = {run.cases[0], run.cases[2]};  // pass and skip
+  run.catalogue.cases = 2;
+  run.catalogue.must_cases = 2;
   EXPECT_EQ(overall_verdict(run), "CONFORMANT");
   EXPECT_NE(to_html(run).find(">CONFORMANT<"), std::string::npos);
-  EXPECT_EQ(to_html(run).find("NOT CONFORMANT"), std::string::npos);
+  EXPECT_EQ(to_html(run).find(">NOT CONFORMANT<"), std::string::npos);
   run.interrupted = true;
   EXPECT_EQ(overall_verdict(run), "INCOMPLETE");
   EXPECT_NE(to_html(run).find("The run was interrupted"), std::string::npos);
-  EXPECT_EQ(overall_verdict(RunResult{}), "NOT TESTED");
-  run.cases = {test::sample_run().cases[2]};  // only a skip
-  EXPECT_EQ(overall_verdict(run), "NOT TESTED");
+  EXPECT_EQ(overall_verdict(RunResult{}), "INCOMPLETE");  // no catalogue: no certificate
   run.interrupted = false;
+  run.cases = {test::sample_run().cases[2], test::sample_run().cases[2]};  // only skips
+  EXPECT_EQ(overall_verdict(run), "INSUFFICIENT COVERAGE");
   run.cases.push_back(test::sample_run().cases[4]);  // inconclusive
   EXPECT_EQ(overall_verdict(run), "NOT CONFORMANT");
+}
+
+TEST(HtmlWriter, HeadlineIdentityWaiversAndTheRule) {
+  RunResult run = test::sample_run();
+  run.identity.evidence_path = "out/evidence.pcapng";
+  run.identity.evidence_sha256 = std::string(64, 'e');
+  run.identity.profile_path = "dut.profile";
+  run.identity.profile_sha256 = std::string(64, 'f');
+  run.waivers = {{"cm/mra", "", "the timer cannot be set <here>", "w.txt:2"},
+                 {"psn/in-order-acks", "", "not needed", "w.txt:3"}};
+  const std::string html = to_html(run);
+  const std::string headline = slice(html, "<div class=\"headline\"", "</div>");
+  EXPECT_NE(headline.find(">NOT CONFORMANT<"), std::string::npos) << headline;
+  EXPECT_NE(headline.find("3 of 5 graded (1 pass, 2 blocking), 1 skipped, 1 waived — catalogue "
+                          "2026.12 (sha256 aaaaaaaa), IBA Vol 1 Release 1.2.1 + Annex A17"),
+            std::string::npos)
+      << headline;
+  EXPECT_NE(headline.find("roceconf reference NIC, fw_ver 0.1.0, quirks psn-gap-ack (built-in)"),
+            std::string::npos)
+      << headline;
+  EXPECT_NE(html.find("sha256 <code class=\"evidence-sha256\">" + std::string(64, 'e')),
+            std::string::npos);
+  EXPECT_NE(html.find("sha256sum evidence.pcapng"), std::string::npos);
+  EXPECT_NE(html.find(std::string(64, 'f')), std::string::npos);
+  EXPECT_NE(html.find("roceconf run --quirk psn-gap-ack"), std::string::npos);
+  EXPECT_NE(html.find("6.1.0-test"), std::string::npos);
+  const std::string waivers = slice(html, "<table class=\"waivers\"", "</table>");
+  EXPECT_NE(waivers.find("the timer cannot be set &lt;here&gt;"), std::string::npos) << waivers;
+  EXPECT_NE(waivers.find("<td>applied</td><td>inconclusive</td>"), std::string::npos) << waivers;
+  EXPECT_NE(waivers.find("<td>unused</td><td>pass</td>"), std::string::npos) << waivers;
+  const std::string mra = slice(html, "id=\"case-cm-mra\"", "</section>");
+  EXPECT_NE(mra.find("g-waived"), std::string::npos);
+  EXPECT_NE(mra.find("the timer cannot be set"), std::string::npos);
+  EXPECT_NE(html.find("<h2 id=\"verdict-rule\">How the verdict is decided</h2>"),
+            std::string::npos);
+  EXPECT_NE(html.find("INSUFFICIENT COVERAGE when fewer than half"), std::string::npos);
 }
 
 TEST(HtmlWriter, CaseAnchor) {

@@ -30,6 +30,39 @@ TEST(JsonWriter, TopLevel) {
   for (const char* key : {"filter", "cases"}) EXPECT_TRUE(j.contains(key)) << key;
 }
 
+TEST(JsonWriter, CertificateIdentityAndWaivers) {
+  RunResult run = test::sample_run();
+  run.identity.evidence_path = "evidence.pcapng";
+  run.identity.evidence_sha256 = std::string(64, 'e');
+  run.waivers = {{"cm/mra", "2027-06-30", "timer out of reach", "w.txt:1"}};
+  const json j = json::parse(to_json(run));
+  const json& cert = j["certificate"];
+  EXPECT_EQ(cert["headline"], "NOT CONFORMANT");
+  EXPECT_EQ(cert["exit_status"], 1);
+  EXPECT_EQ(cert["counts"]["waived"], 1);
+  EXPECT_EQ(cert["counts"]["blocking"], 2);
+  EXPECT_EQ(cert["blocking"], json::array({"psn/gap-naks-once", "cm/rej-reason"}));
+  EXPECT_EQ(cert["waived"], json::array({"cm/mra"}));
+  EXPECT_EQ(cert["waivers"][0]["status"], "applied");
+  EXPECT_EQ(cert["waivers"][0]["verdict"], "inconclusive");
+  EXPECT_EQ(cert["line"].get<std::string>().rfind("NOT CONFORMANT: 3 of 5 graded", 0), 0u);
+  EXPECT_FALSE(cert["rule"].empty());
+  const json& mra = j["cases"][4];
+  EXPECT_EQ(mra["id"], "cm/mra");
+  EXPECT_EQ(mra["verdict"], "inconclusive");  // the real verdict is kept
+  EXPECT_EQ(mra["grade"], "waived");
+  EXPECT_EQ(mra["waiver"]["reason"], "timer out of reach");
+  EXPECT_EQ(mra["waiver"]["until"], "2027-06-30");
+  EXPECT_FALSE(j["cases"][0].contains("waiver"));
+  const json& id = j["identity"];
+  EXPECT_EQ(id["device"]["name"], "roceconf reference NIC");
+  EXPECT_EQ(j["target"]["device"]["fw_ver"], "0.1.0");
+  EXPECT_EQ(id["tester_host"]["kernel"], "6.1.0-test");
+  EXPECT_EQ(id["catalogue"]["version"], "2026.12");
+  EXPECT_EQ(id["seed"], 7);
+  EXPECT_EQ(id["evidence"]["sha256"], std::string(64, 'e'));
+}
+
 TEST(JsonWriter, EveryCaseHasTheRequiredKeys) {
   const json j = json::parse(to_json(test::sample_run()));
   ASSERT_EQ(j["cases"].size(), 5u);

@@ -50,7 +50,9 @@ TEST(JunitWriter, WellFormedWithSuitesPerArea) {
   EXPECT_EQ(occurrences(xml, "<failure "), 1);
   EXPECT_EQ(occurrences(xml, "<error "), 2);
   EXPECT_EQ(occurrences(xml, "<skipped "), 1);
-  EXPECT_EQ(occurrences(xml, "\n    <properties>"), 3);  // one a suite (cases may have their own)
+  EXPECT_EQ(occurrences(xml, "\n    <properties>"), 3);    // one per suite
+  EXPECT_EQ(occurrences(xml, "\n      <properties>"), 5);  // and one per case
+  EXPECT_EQ(occurrences(xml, "name=\"grade\" value=\"blocking\""), 3);
 }
 
 TEST(JunitWriter, CaseElements) {
@@ -88,6 +90,26 @@ TEST(JunitWriter, CitationAsTestcaseProperties) {
   EXPECT_NE(props.find("<property name=\"checked\" value=\"pib; unchecked: 9.7.5.1.1, "
                        "C9-81\"/>"),
             std::string::npos);
+}
+
+TEST(JunitWriter, AWaivedCaseIsSkippedWithItsReasonAndRealVerdict) {
+  RunResult run = test::sample_run();
+  run.waivers = {{"cm/mra", "", "timer out of reach", "w.txt:1"}};
+  const std::string xml = to_junit_xml(run);
+  EXPECT_NE(xml.find("<skipped message=\"waived (w.txt:1): timer out of reach (real verdict "
+                     "inconclusive: round trip too noisy to judge the timer)\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_EQ(xml.find("type=\"inconclusive\""), std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"waiver.reason\" value=\"timer out of reach\"/>"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"certificate.headline\" value=\"NOT CONFORMANT\"/>"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"device.name\" value=\"roceconf reference NIC\"/>"),
+            std::string::npos);
+  // The waived case counts as skipped: 1 error left, 2 skipped.
+  EXPECT_NE(xml.find("tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"2\""), std::string::npos)
+      << xml.substr(0, 300);
 }
 
 TEST(JunitWriter, EscapesMarkupAndControlCharacters) {

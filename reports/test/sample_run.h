@@ -72,6 +72,14 @@ inline RunResult sample_run() {
   run.duration_ns = 1'234'000'000;
   run.rtt_ns = 41'000;
   run.silence_ns = 2'000'000;
+  run.catalogue = {"2026.12", std::string(64, 'a'), "IBA Vol 1 Release 1.2.1 + Annex A17", 5, 5};
+  run.identity.device = {{"name", "roceconf reference NIC"},
+                         {"fw_ver", "0.1.0"},
+                         {"quirks", "psn-gap-ack"},
+                         {"source", "built-in"}};
+  run.identity.host = {{"hostname", "tester"}, {"kernel", "6.1.0-test"}, {"os", "Debian 12"}};
+  run.identity.seed = 7;
+  run.identity.command_line = "roceconf run --quirk psn-gap-ack";
 
   CaseResult pass;
   pass.id = "psn/in-order-acks";

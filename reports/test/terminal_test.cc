@@ -36,7 +36,7 @@ TEST(Terminal, SummaryText) {
             "all      1     1     1     1      1      5")
       << text;
   EXPECT_NE(
-      text.find("Not passing:\n"
+      text.find("Blocking (MUST, not waived):\n"
                 "  FAIL psn/gap-naks-once: expected one NAK <PSN sequence error>, got an ACK\n"
                 "      step: psn/gap-naks-once.rcase:9 expect c NAK psn=1\n"
                 "      bth.psn expected 0x000010 vs actual 0x000011\n"),
@@ -45,8 +45,12 @@ TEST(Terminal, SummaryText) {
   EXPECT_NE(text.find("  ERROR cm/rej-reason: control socket closed\n"), std::string::npos);
   EXPECT_NE(text.find("  INCONCLUSIVE cm/mra: round trip too noisy"), std::string::npos);
   EXPECT_EQ(text.find("cq/overflow"), std::string::npos);  // a skip is not a problem
-  EXPECT_NE(text.find("NOT CONFORMANT: 1 passed, 1 failed, 1 skipped, 1 errors, 1 inconclusive "
-                      "of 5 cases in 1.23 s\n"),
+  EXPECT_NE(text.find("\nNOT CONFORMANT: 4 of 5 graded (1 pass, 3 blocking), 1 skipped — "
+                      "catalogue 2026.12 (sha256 aaaaaaaa), IBA Vol 1 Release 1.2.1 + Annex A17\n"
+                      "target reference: in-process reference NIC, quirks: psn-gap-ack\n"
+                      "device roceconf reference NIC, fw_ver 0.1.0, quirks psn-gap-ack "
+                      "(built-in)\n"
+                      "5 of 5 cases run in 1.23 s, seed 7\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
@@ -57,11 +61,47 @@ TEST(Terminal, SummaryText) {
 TEST(Terminal, SummaryOfCleanAndInterruptedRuns) {
   RunResult run = test::sample_run();
   run.cases = {run.cases[0]};
-  EXPECT_NE(summary_text(run).find("\nCONFORMANT: 1 passed"), std::string::npos);
-  EXPECT_EQ(summary_text(run).find("Not passing"), std::string::npos);
+  run.catalogue.cases = 1;
+  run.catalogue.must_cases = 1;
+  EXPECT_NE(summary_text(run).find("\nCONFORMANT: 1 of 1 graded (1 pass), 0 skipped"),
+            std::string::npos);
+  EXPECT_EQ(summary_text(run).find("Blocking"), std::string::npos);
   run.interrupted = true;
-  EXPECT_NE(summary_text(run).find("\nINCOMPLETE: 1 passed"), std::string::npos);
+  EXPECT_NE(summary_text(run).find(
+                "\nINCOMPLETE: no certificate: interrupted after 1 of 1 catalogue cases; "),
+            std::string::npos)
+      << summary_text(run);
   EXPECT_NE(summary_text(run).find("(interrupted)"), std::string::npos);
+}
+
+TEST(Terminal, FindingsAndWaiversAreListedNeverSilent) {
+  RunResult run = test::sample_run();
+  run.cases[1].requirement = "SHOULD";  // the failure becomes a finding
+  run.waivers = {{"cm/mra", "", "timer out of reach", "w.txt:1"},
+                 {"cm/rej-reason", "2000-01-01", "too old", "w.txt:2"},
+                 {"psn/in-order-acks", "", "never needed", "w.txt:3"}};
+  const std::string text = summary_text(run);
+  EXPECT_NE(text.find("Findings (SHOULD or MAY: reported, not blocking):\n"
+                      "  FAIL psn/gap-naks-once (SHOULD): "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Waived (real verdict kept, not blocking):\n"
+                      "  INCONCLUSIVE cm/mra: round trip too noisy to judge the timer\n"
+                      "      waived: timer out of reach [w.txt:1]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Waivers:\n"
+                      "  cm/mra applied to inconclusive: timer out of reach [w.txt:1]\n"
+                      "  cm/rej-reason expired on 2000-01-01: not applied, the case's verdict "
+                      "error counts: too old [w.txt:2]\n"
+                      "  psn/in-order-acks unused: the case's verdict is pass: never needed "
+                      "[w.txt:3]\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("NOT CONFORMANT: 3 of 5 graded (1 pass, 1 blocking, 1 SHOULD finding), 1 "
+                      "skipped, 1 waived"),
+            std::string::npos)
+      << text;
 }
 
 std::string captured(bool tty, const RunResult& run) {

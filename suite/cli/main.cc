@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "suite/cli/compare_command.h"
 #include "suite/cli/decode_command.h"
 #include "suite/cli/run_command.h"
 #include "suite/cli/target_command.h"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   roceconf::cli::add_run_command(app, run);
   roceconf::cli::add_decode_command(app, run);
   roceconf::cli::add_target_command(app, run);
+  roceconf::cli::add_compare_command(app, run);
 
   try {
     app.parse(argc, argv);

@@ -8,13 +8,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -23,7 +29,9 @@
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
 #include "reports/junit_writer.h"
+#include "reports/sha256.h"
 #include "reports/terminal.h"
+#include "reports/verdict.h"
 #include "suite/cli/decode_command.h"
 #include "suite/engine/daemon_target.h"
 #include "suite/engine/evidence.h"
@@ -55,6 +63,8 @@ std::int64_t unix_now_ns() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+std::expected<std::vector<std::string>, std::string> process_arguments();
 
 std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const RunArgs& args) {
   if (args.target == "reference") {
@@ -209,21 +219,9 @@ int run_python_cases() {
     return setup_error(
         fmt::format("--cases needs {} (the interpreter the module was built for)", python));
   // This process's arguments after the program name ("run", "--cases", ...).
-  std::vector<std::string> words;
-  {
-    std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
-    if (!f) return setup_error("cannot read /proc/self/cmdline");
-    std::string word;
-    for (int c; (c = std::fgetc(f)) != EOF;) {
-      if (c != 0) {
-        word += static_cast<char>(c);
-      } else {
-        words.push_back(word);
-        word.clear();
-      }
-    }
-    std::fclose(f);
-  }
+  auto read = process_arguments();
+  if (!read) return setup_error(read.error());
+  const std::vector<std::string>& words = *read;
   std::vector<std::string> argv = {python, "-m", "roceconf"};
   argv.insert(argv.end(), words.begin() + (words.empty() ? 0 : 1), words.end());
   std::string path = module_dir;
@@ -238,6 +236,171 @@ int run_python_cases() {
   return setup_error(fmt::format("cannot run {}: {}", python, std::strerror(errno)));
 }
 
+// This process's arguments, program name first, as the kernel has them.
+std::expected<std::vector<std::string>, std::string> process_arguments() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (!f) return std::unexpected("cannot read /proc/self/cmdline");
+  std::vector<std::string> words;
+  std::string word;
+  for (int c; (c = std::fgetc(f)) != EOF;) {
+    if (c != 0) {
+      word += static_cast<char>(c);
+    } else {
+      words.push_back(word);
+      word.clear();
+    }
+  }
+  std::fclose(f);
+  return words;
+}
+
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string read_text(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// hostname, kernel release, OS (os-release PRETTY_NAME).
+std::vector<std::pair<std::string, std::string>> tester_host() {
+  std::vector<std::pair<std::string, std::string>> out;
+  utsname u{};
+  if (uname(&u) == 0) {
+    out.emplace_back("hostname", u.nodename);
+    out.emplace_back("kernel", u.release);
+    out.emplace_back("machine", u.machine);
+  }
+  for (const char* path : {"/etc/os-release", "/usr/lib/os-release"}) {
+    bool ok = false;
+    std::istringstream in(read_text(path, ok));
+    if (!ok) continue;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.starts_with("PRETTY_NAME=")) continue;
+      std::string value = line.substr(12);
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\''))
+        value = value.substr(1, value.size() - 2);
+      out.emplace_back("os", value);
+    }
+    break;
+  }
+  return out;
+}
+
+// Raw-target options never apply to another target: grading the reference NIC while the user
+// described a device would be a false certificate.
+std::optional<std::string> misplaced_raw_option(const RunArgs& args) {
+  if (args.target == "raw") return std::nullopt;
+  const std::pair<bool, const char*> given[] = {
+      {!args.profile.empty(), "--profile describes a real device"},
+      {args.interface.has_value(), "--interface selects a real device"},
+      {args.target_mac.has_value(), "--target-mac addresses a real device"},
+      {args.target_ip.has_value(), "--target-ip addresses a real device"},
+      {args.tester_mac.has_value(), "--tester-mac applies to a real device"},
+      {args.tester_ip.has_value(), "--tester-ip applies to a real device"},
+      {args.service_port.has_value(), "--service-port applies to a real device"},
+      {args.agent.has_value(), "--agent reaches a real device's roceconf-agent"},
+  };
+  for (const auto& [set, what] : given)
+    if (set)
+      return args.target == "reference"
+                 ? fmt::format(
+                       "{}: add --target raw (the default target is the built-in "
+                       "reference NIC)",
+                       what)
+                 : fmt::format("{}: use --target raw, not --target {}", what, args.target);
+  return std::nullopt;
+}
+
+// The ids a report.json holds with verdict fail, error or inconclusive.
+std::expected<std::vector<std::string>, std::string> failed_in_report(const std::string& path) {
+  bool ok = false;
+  const std::string text = read_text(path, ok);
+  if (!ok)
+    return std::unexpected(
+        fmt::format("--rerun-failed: cannot read {}: {}", path, std::strerror(errno)));
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("cases") || !j["cases"].is_array())
+    return std::unexpected(fmt::format(
+        "--rerun-failed: {} is not a roceconf JSON report (give the report.json of a run)", path));
+  std::vector<std::string> ids;
+  for (const auto& c : j["cases"]) {
+    if (!c.is_object() || !c.contains("id") || !c["id"].is_string() || !c.contains("verdict") ||
+        !c["verdict"].is_string())
+      return std::unexpected(fmt::format(
+          "--rerun-failed: {} has a case without an id or verdict (give a roceconf report.json)",
+          path));
+    const std::string v = c["verdict"].get<std::string>();
+    if (v == "fail" || v == "error" || v == "inconclusive") ids.push_back(c["id"]);
+  }
+  if (ids.empty())
+    return std::unexpected(fmt::format(
+        "--rerun-failed: no case failed, errored or was inconclusive in {}: nothing to rerun",
+        path));
+  return ids;
+}
+
+// Reports are never overwritten silently: existing report files are moved to
+// previous/<their time>/ in their own directory. Returns the directories they went to.
+std::expected<std::vector<std::string>, std::string> move_previous(
+    const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> existing;
+  std::time_t newest = 0;
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (p.empty() || ::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    existing.emplace_back(p);
+    newest = std::max(newest, st.st_mtime);
+  }
+  if (existing.empty()) return std::vector<std::string>{};
+  std::tm utc{};
+  gmtime_r(&newest, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H-%M-%SZ", &utc);
+  std::vector<std::string> moved_to;
+  std::vector<std::pair<fs::path, fs::path>> chosen;  // directory -> its previous/<stamp>
+  for (const fs::path& file : existing) {
+    const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    fs::path dest;
+    for (const auto& [d, to] : chosen)
+      if (d == dir) dest = to;
+    std::error_code ec;
+    if (dest.empty()) {
+      dest = dir / "previous" / stamp;
+      for (int n = 2; fs::exists(dest, ec); ++n)
+        dest = dir / "previous" / fmt::format("{}-{}", stamp, n);
+      fs::create_directories(dest, ec);
+      if (ec)
+        return std::unexpected(fmt::format(
+            "cannot keep the previous report in {}: {} (or give --force to overwrite it)",
+            dest.string(), ec.message()));
+      chosen.emplace_back(dir, dest);
+      moved_to.push_back(dest.string());
+    }
+    fs::rename(file, dest / file.filename(), ec);
+    if (ec)
+      return std::unexpected(fmt::format(
+          "cannot move the previous report {} to {}: {} (or give --force to overwrite it)",
+          file.string(), dest.string(), ec.message()));
+  }
+  return moved_to;
+}
+
+bool is_must(const engine::CaseDef& c) {
+  return c.requirement != "SHOULD" && c.requirement != "MAY";
+}
+
 }  // namespace
 
 int run_run(const RunArgs& args) {
@@ -245,6 +408,7 @@ int run_run(const RunArgs& args) {
 }
 
 int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
+  if (auto misplaced = misplaced_raw_option(args)) return setup_error(*misplaced);
   if (!extra && !args.cases.empty()) return run_python_cases();
   engine::Catalogue catalogue = cases::builtin_catalogue();
   if (extra) {
@@ -257,11 +421,51 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
     }
     catalogue.sort();
   }
-  const auto selected = catalogue.select(args.filter);
+  // The union of the --filter globs (each must match something), in catalogue order.
+  std::vector<const engine::CaseDef*> selected;
+  for (const auto& glob : args.filters)
+    if (catalogue.select(glob).empty())
+      return setup_error(
+          fmt::format("no case matches --filter '{}' (see 'roceconf run --list')", glob));
+  for (const auto& c : catalogue.cases()) {
+    bool match = args.filters.empty();
+    for (const auto& glob : args.filters)
+      match = match || engine::glob_match(glob, c.id) || engine::glob_match(glob, c.area);
+    if (match) selected.push_back(&c);
+  }
+  if (!args.rerun_failed.empty()) {
+    auto ids = failed_in_report(args.rerun_failed);
+    if (!ids) return setup_error(ids.error());
+    for (const auto& id : *ids)
+      if (std::none_of(catalogue.cases().begin(), catalogue.cases().end(),
+                       [&](const engine::CaseDef& c) { return c.id == id; }))
+        return setup_error(fmt::format(
+            "--rerun-failed: case '{}' of {} is not in this catalogue (see 'roceconf run --list')",
+            id, args.rerun_failed));
+    std::erase_if(selected, [&](const engine::CaseDef* c) {
+      return std::find(ids->begin(), ids->end(), c->id) == ids->end();
+    });
+    if (selected.empty())
+      return setup_error(
+          fmt::format("--rerun-failed: none of the {} failed cases of {} matches --filter",
+                      ids->size(), args.rerun_failed));
+  }
   if (args.list) return list_cases(selected, args.list_format);
-  if (selected.empty())
-    return setup_error(
-        fmt::format("no case matches --filter '{}' (see 'roceconf run --list')", args.filter));
+
+  std::vector<report::Waiver> waivers;
+  if (!args.waivers.empty()) {
+    bool ok = false;
+    const std::string text = read_text(args.waivers, ok);
+    if (!ok)
+      return setup_error(
+          fmt::format("cannot read the waivers file {}: {}", args.waivers, std::strerror(errno)));
+    auto parsed = report::parse_waivers(text, args.waivers, [&](std::string_view id) {
+      return std::any_of(catalogue.cases().begin(), catalogue.cases().end(),
+                         [&](const engine::CaseDef& c) { return c.id == id; });
+    });
+    if (!parsed) return setup_error(parsed.error());
+    waivers = std::move(*parsed);
+  }
 
   // Where the reports go: the explicit paths, else all four in the output directory.
   const bool explicit_paths = args.junit || args.json || args.html || args.pcap;
@@ -286,10 +490,6 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   auto target = open_target(args);
   if (!target) return setup_error(target.error());
 
-  engine::EvidenceWriter evidence;
-  if (!pcap.empty())
-    if (auto ok = evidence.open(pcap); !ok) return setup_error(ok.error());
-
   report::RunResult result;
 #ifdef ROCECONF_VERSION
   result.version = ROCECONF_VERSION;
@@ -297,7 +497,48 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   result.target_kind = std::string((*target)->kind());
   result.target_description = (*target)->describe();
   result.quirks = args.quirks;
-  result.filter = args.filter;
+  result.filters = args.filters;
+  result.filter = fmt::format("{}", fmt::join(args.filters, " "));
+  result.rerun_of = args.rerun_failed;
+  result.waivers = std::move(waivers);
+  result.catalogue.version = std::string(cases::kCatalogueVersion);
+  if (extra && !extra->empty())
+    result.catalogue.version +=
+        fmt::format(" + {} local case{}", extra->size(), extra->size() == 1 ? "" : "s");
+  result.catalogue.digest = cases::catalogue_digest(catalogue);
+  result.catalogue.specification = std::string(cases::kSpecification);
+  result.catalogue.cases = static_cast<int>(catalogue.cases().size());
+  result.catalogue.must_cases =
+      static_cast<int>(std::count_if(catalogue.cases().begin(), catalogue.cases().end(), is_must));
+  report::RunIdentity& identity = result.identity;
+  identity.device = (*target)->identity();
+  identity.host = tester_host();
+  if (auto words = process_arguments(); words && !words->empty()) {
+    // The program by its name as typed; the arguments as given.
+    for (const auto& w : *words)
+      identity.command_line += (identity.command_line.empty() ? "" : " ") + shell_quote(w);
+  }
+  identity.seed = args.seed;
+  if (!args.profile.empty()) {
+    identity.profile_path = args.profile;
+    auto digest = report::sha256_file(args.profile);
+    if (!digest) return setup_error(digest.error());
+    identity.profile_sha256 = *digest;
+  }
+  identity.evidence_path = pcap;
+
+  // Never overwrite an earlier run silently.
+  if (!args.force) {
+    auto moved = move_previous({junit, json, html, pcap});
+    if (!moved) return setup_error(moved.error());
+    for (const auto& dir : *moved)
+      fmt::print(stderr, "roceconf: the previous report was moved to {}/\n", dir);
+  }
+
+  engine::EvidenceWriter evidence;
+  if (!pcap.empty())
+    if (auto ok = evidence.open(pcap); !ok) return setup_error(ok.error());
+
   result.start_unix_ns = unix_now_ns();
   const auto wall = std::chrono::steady_clock::now();
 
@@ -332,6 +573,22 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
           .count();
 
   int status = kExitOk;
+  // The capture is closed and hashed first, so the reports can carry its SHA-256.
+  if (!pcap.empty()) {
+    if (auto ok = evidence.close(); !ok && evidence_error.empty()) evidence_error = ok.error();
+    if (evidence_error.empty()) {
+      auto digest = report::sha256_file(pcap);
+      if (digest) {
+        identity.evidence_sha256 = *digest;
+      } else {
+        evidence_error = digest.error();
+      }
+    }
+    if (!evidence_error.empty()) {
+      fmt::print(stderr, "roceconf: error: evidence capture: {}\n", evidence_error);
+      status = kExitUsage;
+    }
+  }
   const auto write = [&](const std::string& path, const std::string& content) {
     if (path.empty()) return;
     if (auto ok = report::write_file_atomic(path, content); !ok) {
@@ -342,13 +599,6 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   write(json, report::to_json(result));
   write(junit, report::to_junit_xml(result));
   write(html, report::to_html(result));
-  if (!pcap.empty()) {
-    if (auto ok = evidence.close(); !ok && evidence_error.empty()) evidence_error = ok.error();
-    if (!evidence_error.empty()) {
-      fmt::print(stderr, "roceconf: error: evidence capture: {}\n", evidence_error);
-      status = kExitUsage;
-    }
-  }
   if (!args.quiet) {
     fmt::print("{}", report::summary_text(result, report::is_terminal(stdout)));
     for (const auto& [what, path] : {std::pair{"HTML report", html},
@@ -356,15 +606,15 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
                                      {"JUnit XML", junit},
                                      {"evidence", pcap}})
       if (!path.empty()) fmt::print("{:<12} {}\n", what, path);
+    if (!identity.evidence_sha256.empty())
+      fmt::print("{:<12} {} (check: sha256sum {})\n", "sha256", identity.evidence_sha256,
+                 shell_quote(pcap));
   }
   if (status != kExitOk) return status;
-  const auto counts = result.counts();
-  if (result.interrupted) {
+  if (result.interrupted)
     fmt::print(stderr, "roceconf: interrupted: the reports hold the {} cases that completed\n",
                result.cases.size());
-    return 1;
-  }
-  return counts.fail + counts.error + counts.inconclusive > 0 ? 1 : kExitOk;
+  return report::certify(result).exit_status;
 }
 
 namespace {
@@ -379,7 +629,16 @@ void add_run_options(CLI::App& app, std::function<int()>& run,
   std::string quirk_help = "enable a defect of the reference target (repeatable):";
   for (const auto& q : target::all_quirks()) quirk_help += " " + std::string(q.name);
   cmd->add_option("--quirk", args->quirks, quirk_help);
-  cmd->add_option("--filter", args->filter, "run only cases whose id or area matches a glob");
+  cmd->add_option("--filter", args->filters,
+                  "run only cases whose id or area matches a glob (repeatable: the union)")
+      ->take_all();
+  cmd->add_option("--rerun-failed", args->rerun_failed,
+                  "run only the cases that failed, errored or were inconclusive in this "
+                  "report.json");
+  cmd->add_option("--waivers", args->waivers,
+                  "waivers file: one 'CASE-ID [until=YYYY-MM-DD] REASON' a line (README.md)");
+  cmd->add_flag("--force", args->force,
+                "overwrite existing reports (default: move them to previous/<time>/ beside them)");
   cmd->add_flag("--list", args->list, "list the cases (after --filter) and exit");
   cmd->add_option("--format", args->list_format,
                   "--list as text (default), md (the traceability table) or json")

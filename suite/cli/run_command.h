@@ -22,11 +22,15 @@ namespace roceconf::cli {
 struct RunArgs {
   std::string target = "reference";  // reference | daemon | raw
   std::vector<std::string> quirks;
-  std::string filter;
+  std::vector<std::string> filters;  // --filter, repeatable: the union of the globs
+  std::string rerun_failed;          // a report.json: run its fail/error/inconclusive cases
+  std::string waivers;               // --waivers FILE
   bool list = false;
   std::string list_format = "text";  // --list --format text|md|json
   std::string out_dir = "roceconf-report";
   std::optional<std::string> junit, json, html, pcap;
+  // Overwrite existing reports instead of moving them to previous/<time>/ beside them.
+  bool force = false;
   // raw target
   std::string profile;
   std::optional<std::string> interface, target_mac, target_ip, tester_mac, tester_ip, agent;
@@ -43,8 +47,11 @@ struct RunArgs {
   std::string roceconf_binary;
 };
 
-// Exit 0 when no case failed, 1 when one FAILed (or ERRORed, or was INCONCLUSIVE), 2 for usage
-// or set-up errors (bad profile, no privilege, unreachable target).
+// The exit status is the certificate's (reports/verdict.h): 0 when no case is blocking and the
+// run was not interrupted, 1 when a case is blocking (a MUST case failed, errored or was
+// inconclusive without a waiver) or the run was interrupted, 2 for usage or set-up errors (bad
+// profile, bad waivers file, no privilege, unreachable target, a raw-target option without
+// --target raw).
 int run_run(const RunArgs& args);
 // Same, with `extra` cases (the Python module's) added to the built-in catalogue. Without extra
 // cases, --cases re-executes the Python interpreter on the module (`python3 -m roceconf run`),

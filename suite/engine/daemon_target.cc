@@ -230,6 +230,28 @@ std::string DaemonTarget::describe() const {
                      lab_->describe(), options_.service_port, quirks);
 }
 
+std::vector<std::pair<std::string, std::string>> DaemonTarget::identity() const {
+#ifndef ROCECONF_VERSION
+#define ROCECONF_VERSION ""
+#endif
+  const auto text = [&](const nlohmann::json& j) -> std::string {
+    return j.is_string() ? j.get<std::string>() : std::string();
+  };
+  std::string name = text(hello_.value("target", nlohmann::json()));
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"name", name.empty() ? "roceconf reference NIC" : name}};
+  if (*ROCECONF_VERSION) out.emplace_back("fw_ver", ROCECONF_VERSION);
+  if (hello_.contains("device") && hello_["device"].is_object())
+    if (std::string guid = text(hello_["device"].value("node_guid", nlohmann::json()));
+        !guid.empty())
+      out.emplace_back("node_guid", guid);
+  out.emplace_back("quirks", options_.quirks.empty()
+                                 ? std::string("none")
+                                 : fmt::format("{}", fmt::join(options_.quirks, ",")));
+  out.emplace_back("source", "built-in");
+  return out;
+}
+
 std::expected<nlohmann::json, std::string> DaemonTarget::control(const nlohmann::json& request) {
   auto response = client_->request(request);
   if (!response) {

@@ -46,6 +46,9 @@ class DaemonTarget final : public Target {
 
   std::string_view kind() const override { return "daemon"; }
   std::string describe() const override;
+  // From the daemon's hello (name, node_guid, quirks) and this build (fw_ver); source
+  // "built-in": the daemon is this roceconf.
+  std::vector<std::pair<std::string, std::string>> identity() const override;
   Capabilities capabilities() const override { return {true, true}; }
   roceconf::Port& port() override { return *port_; }
   Endpoint tester() const override;

@@ -137,6 +137,19 @@ std::string ReferenceTarget::describe() const {
                      options_.virtual_time ? "virtual" : "real", state_->quirks.names());
 }
 
+std::vector<std::pair<std::string, std::string>> ReferenceTarget::identity() const {
+#ifndef ROCECONF_VERSION
+#define ROCECONF_VERSION ""
+#endif
+  std::vector<std::pair<std::string, std::string>> out = {{"name", "roceconf reference NIC"}};
+  if (*ROCECONF_VERSION) out.emplace_back("fw_ver", ROCECONF_VERSION);
+  out.emplace_back("node_guid",
+                   fmt::format("{:#018x}", state_->loop->nic().device().attr().node_guid));
+  out.emplace_back("quirks", state_->quirks.names());
+  out.emplace_back("source", "built-in");
+  return out;
+}
+
 roceconf::Port& ReferenceTarget::port() {
   return state_->port;
 }

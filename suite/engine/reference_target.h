@@ -29,6 +29,9 @@ class ReferenceTarget final : public Target {
 
   std::string_view kind() const override { return "reference"; }
   std::string describe() const override;
+  // name "roceconf reference NIC", fw_ver (the roceconf version), node_guid, quirks, source
+  // "built-in".
+  std::vector<std::pair<std::string, std::string>> identity() const override;
   Capabilities capabilities() const override { return {.responder = true, .control = true}; }
   roceconf::Port& port() override;
   Endpoint tester() const override;

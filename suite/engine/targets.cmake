@@ -7,6 +7,8 @@ add_library(roceconf_engine_targets STATIC
   ${CMAKE_CURRENT_LIST_DIR}/raw_target.cc
   ${CMAKE_CURRENT_LIST_DIR}/veth_lab.cc)
 target_include_directories(roceconf_engine_targets PUBLIC ${PROJECT_SOURCE_DIR})
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/daemon_target.cc PROPERTIES
+  COMPILE_DEFINITIONS ROCECONF_VERSION="${PROJECT_VERSION}")
 # roceconf_target for the address text forms (parse_mac, format_ipv4, ...).
 target_link_libraries(roceconf_engine_targets
   PUBLIC roceconf_ports nlohmann_json::nlohmann_json fmt::fmt
