@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -108,11 +109,14 @@ void ControlServer::on_accept() {
     }
     const int one = 1;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    Client& client =
-        clients_
-            .try_emplace(
-                c, Client{name, {}, target::ControlGate(secret_, "roceconf-agent"), nullptr, 0})
-            .first->second;
+    Client& client = clients_
+                         .try_emplace(c, Client{name,
+                                                {},
+                                                target::ControlGate(secret_, "roceconf-agent"),
+                                                nullptr,
+                                                0,
+                                                std::chrono::steady_clock::now()})
+                         .first->second;
     if (client.gate.authenticated()) {
       open_session(client);
     } else {
@@ -191,6 +195,20 @@ void ControlServer::on_readable(int fd) {
 void ControlServer::on_cm_readable(int cm_fd) {
   for (auto& [fd, c] : clients_)
     if (c.session && c.session->cm_fd() == cm_fd) return c.session->on_cm_events();
+}
+
+void ControlServer::expire_unauthenticated(std::chrono::steady_clock::time_point now) {
+  std::vector<int> late;
+  for (const auto& [fd, c] : clients_)
+    if (!c.session && !c.gate.authenticated() && now - c.connected >= auth_timeout_)
+      late.push_back(fd);
+  for (const int fd : late) {
+    send_all(fd, fmt::format(R"({{"id":null,"ok":false,"errno":"ETIMEDOUT","error":"ETIMEDOUT: )"
+                             R"(authenticate within {} ms of connecting; closing"}})"
+                             "\n",
+                             auth_timeout_.count()));
+    close_client(fd, "did not authenticate in time; closed");
+  }
 }
 
 void ControlServer::close_client(int fd, const std::string& why) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <map>
@@ -24,6 +25,9 @@ class ControlServer {
  public:
   static constexpr std::size_t kMaxLine = 1u << 20;
   static constexpr std::size_t kMaxClients = 64;
+  // How long a connection may stay unauthenticated: without a limit, 64 idle connections would
+  // hold every controller slot.
+  static constexpr std::chrono::milliseconds kAuthTimeout{10000};
 
   // `address`: HOST:PORT to listen on (IPv4 or [IPv6]). `secret` empty: no authentication, and
   // then a wildcard address (0.0.0.0, ::) is refused: anyone on any network could drive the
@@ -49,6 +53,10 @@ class ControlServer {
       if (const int cm = c.session ? c.session->cm_fd() : -1; cm >= 0) f(cm);
   }
   void on_cm_readable(int cm_fd);
+  // Closes the connections that have not authenticated within the auth timeout (call it from
+  // the poll loop, at least once a second).
+  void expire_unauthenticated(std::chrono::steady_clock::time_point now);
+  void set_auth_timeout(std::chrono::milliseconds timeout) { auth_timeout_ = timeout; }
   std::size_t clients() const { return clients_.size(); }
   // Sessions opened since the server started: each one opened the device.
   std::uint64_t sessions_opened() const { return sessions_opened_; }
@@ -60,6 +68,7 @@ class ControlServer {
     target::ControlGate gate;
     std::unique_ptr<Session> session;  // opened once the gate lets the controller through
     std::uint64_t requests = 0;
+    std::chrono::steady_clock::time_point connected{};
   };
   ControlServer(int fd, SessionOptions session, std::string secret)
       : fd_(fd), session_options_(std::move(session)), secret_(std::move(secret)) {}
@@ -71,6 +80,7 @@ class ControlServer {
   SessionOptions session_options_;
   std::string secret_;
   std::map<int, Client> clients_;
+  std::chrono::milliseconds auth_timeout_ = kAuthTimeout;
   std::atomic<std::uint64_t> sessions_opened_{0};  // read by tests while the loop runs
 };
 

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
       server->for_each_cm_fd([&](int fd) { add(fd, Kind::kSessionCm); });
     }
     const int n = poll(fds.data(), fds.size(), 500);
+    if (server) server->expire_unauthenticated(std::chrono::steady_clock::now());
     if (n <= 0) continue;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <fmt/format.h>
@@ -28,7 +29,8 @@ constexpr char kSecret[] = "a secret of more than 16 bytes";
 
 class ServerLoop {
  public:
-  explicit ServerLoop(std::string secret = {}) {
+  explicit ServerLoop(std::string secret = {},
+                      std::chrono::milliseconds auth_timeout = ControlServer::kAuthTimeout) {
     auto s = ControlServer::listen("127.0.0.1:0", {.device = "roceconf-no-such-device", .port = 1});
     EXPECT_FALSE(s) << "port 0 is refused by the HOST:PORT form";
     for (std::uint16_t port = 47700; port < 47800 && !server_; ++port) {
@@ -39,11 +41,14 @@ class ServerLoop {
         port_ = port;
       }
     }
+    if (server_) server_->set_auth_timeout(auth_timeout);
     thread_ = std::thread([this] {
       while (!stop_) {
         std::vector<pollfd> fds{{server_->listen_fd(), POLLIN, 0}};
         server_->for_each_client([&](int fd) { fds.push_back({fd, POLLIN, 0}); });
-        if (poll(fds.data(), fds.size(), 20) <= 0) continue;
+        const int n = poll(fds.data(), fds.size(), 20);
+        server_->expire_unauthenticated(std::chrono::steady_clock::now());
+        if (n <= 0) continue;
         if (fds[0].revents) server_->on_accept();
         for (std::size_t i = 1; i < fds.size(); ++i)
           if (fds[i].revents) server_->on_readable(fds[i].fd);
@@ -198,6 +203,20 @@ TEST(AgentControlServer, RightSecretOpensTheSession) {
   EXPECT_EQ(json::parse(lines[1])["id"], 3);
   EXPECT_EQ(json::parse(lines[1])["errno"], "ENODEV") << lines[1];
   EXPECT_EQ(loop.sessions_opened(), 1u);
+  close(fd);
+}
+
+TEST(AgentControlServer, AnUnauthenticatedConnectionIsClosedAfterTheAuthTimeout) {
+  ServerLoop loop(kSecret, std::chrono::milliseconds(200));
+  ASSERT_TRUE(loop.ready());
+  const int fd = loop.connect_client();
+  send_text(fd, "{\"id\":1,\"op\":\"hello\"}\n");  // a hello alone does not authenticate
+  const auto lines = read_lines(fd, 2);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_TRUE(json::parse(lines[0])["ok"]);
+  EXPECT_EQ(json::parse(lines[1])["errno"], "ETIMEDOUT") << lines[1];
+  EXPECT_TRUE(closed_by_peer(fd)) << "the slot is given back";
+  EXPECT_EQ(loop.sessions_opened(), 0u);
   close(fd);
 }
 
