@@ -32,6 +32,7 @@
 #include "reports/sha256.h"
 #include "reports/terminal.h"
 #include "reports/verdict.h"
+#include "suite/cli/compare_command.h"
 #include "suite/cli/decode_command.h"
 #include "suite/engine/daemon_target.h"
 #include "suite/engine/evidence.h"
@@ -322,27 +323,17 @@ std::optional<std::string> misplaced_raw_option(const RunArgs& args) {
   return std::nullopt;
 }
 
-// The ids a report.json holds with verdict fail, error or inconclusive.
+// The ids a report.json holds with verdict fail, error or inconclusive (read as `compare` reads
+// it).
 std::expected<std::vector<std::string>, std::string> failed_in_report(const std::string& path) {
-  bool ok = false;
-  const std::string text = read_text(path, ok);
-  if (!ok)
-    return std::unexpected(
-        fmt::format("--rerun-failed: cannot read {}: {}", path, std::strerror(errno)));
-  const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("cases") || !j["cases"].is_array())
-    return std::unexpected(fmt::format(
-        "--rerun-failed: {} is not a roceconf JSON report (give the report.json of a run)", path));
+  auto report = read_verdicts(path);
+  if (!report) return std::unexpected("--rerun-failed: " + report.error());
   std::vector<std::string> ids;
-  for (const auto& c : j["cases"]) {
-    if (!c.is_object() || !c.contains("id") || !c["id"].is_string() || !c.contains("verdict") ||
-        !c["verdict"].is_string())
-      return std::unexpected(fmt::format(
-          "--rerun-failed: {} has a case without an id or verdict (give a roceconf report.json)",
-          path));
-    const std::string v = c["verdict"].get<std::string>();
-    if (v == "fail" || v == "error" || v == "inconclusive") ids.push_back(c["id"]);
-  }
+  for (const auto& [id, verdicts] : report->cases)
+    if (std::all_of(verdicts.begin(), verdicts.end(), [](const std::string& v) {
+          return v == "fail" || v == "error" || v == "inconclusive";
+        }))
+      ids.push_back(id);
   if (ids.empty())
     return std::unexpected(fmt::format(
         "--rerun-failed: no case failed, errored or was inconclusive in {}: nothing to rerun",
