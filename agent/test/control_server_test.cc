@@ -144,6 +144,14 @@ bool closed_by_peer(int fd) {
   return recv(fd, &c, 1, 0) == 0;
 }
 
+// Sends hello and returns the nonce its answer carries ("" when none came).
+std::string hello_nonce(int fd) {
+  send_text(fd, "{\"id\":1,\"op\":\"hello\"}\n");
+  const auto hello = read_lines(fd, 1);
+  if (hello.size() != 1) return "";
+  return json::parse(hello[0])["auth"].value("nonce", std::string());
+}
+
 TEST(AgentControlServer, WithoutTheSecretNothingReachesTheDevice) {
   ServerLoop loop(kSecret);
   ASSERT_TRUE(loop.ready());
@@ -167,10 +175,8 @@ TEST(AgentControlServer, WrongSecretIsRefusedAndClosedBeforeAnySession) {
   ServerLoop loop(kSecret);
   ASSERT_TRUE(loop.ready());
   const int fd = loop.connect_client();
-  send_text(fd, "{\"id\":1,\"op\":\"hello\"}\n");
-  const auto hello = read_lines(fd, 1);
-  ASSERT_EQ(hello.size(), 1u);
-  const std::string nonce = json::parse(hello[0])["auth"]["nonce"];
+  const std::string nonce = hello_nonce(fd);
+  ASSERT_FALSE(nonce.empty());
   send_text(
       fd,
       json{{"id", 2}, {"op", "auth"}, {"mac", target::auth_mac("another secret, also long", nonce)}}
@@ -190,10 +196,8 @@ TEST(AgentControlServer, RightSecretOpensTheSession) {
   ServerLoop loop(kSecret);
   ASSERT_TRUE(loop.ready());
   const int fd = loop.connect_client();
-  send_text(fd, "{\"id\":1,\"op\":\"hello\"}\n");
-  const auto hello = read_lines(fd, 1);
-  ASSERT_EQ(hello.size(), 1u);
-  const std::string nonce = json::parse(hello[0])["auth"]["nonce"];
+  const std::string nonce = hello_nonce(fd);
+  ASSERT_FALSE(nonce.empty());
   send_text(fd, json{{"id", 2}, {"op", "auth"}, {"mac", target::auth_mac(kSecret, nonce)}}.dump() +
                     "\n{\"id\":3,\"op\":\"hello\"}\n");
   const auto lines = read_lines(fd, 2);
