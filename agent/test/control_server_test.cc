@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -106,6 +107,14 @@ std::vector<std::string> read_lines(int fd, std::size_t count) {
   return lines;
 }
 
+// A socket closed with our unread bytes still queued at the server reports ECONNRESET instead of
+// end-of-file: both mean the server closed the connection.
+bool closed_by_peer(int fd) {
+  char c;
+  const ssize_t n = recv(fd, &c, 1, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
 TEST(AgentControlServer, AnswersEveryLineInOrder) {
   ServerLoop loop;
   ASSERT_TRUE(loop.ready());
@@ -129,8 +138,7 @@ TEST(AgentControlServer, EndlessLineIsRefusedAndClosed) {
   const auto lines = read_lines(fd, 2);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(json::parse(lines[0])["errno"], "E2BIG");
-  char c;
-  EXPECT_EQ(recv(fd, &c, 1, 0), 0) << "the connection is closed";
+  EXPECT_TRUE(closed_by_peer(fd)) << "the connection is closed";
   send_text(other, "{\"id\":5,\"op\":\"quirks\"}\n");
   const auto answer = read_lines(other, 1);
   ASSERT_EQ(answer.size(), 1u);
@@ -139,10 +147,6 @@ TEST(AgentControlServer, EndlessLineIsRefusedAndClosed) {
   close(other);
 }
 
-bool closed_by_peer(int fd) {
-  char c;
-  return recv(fd, &c, 1, 0) == 0;
-}
 
 // Sends hello and returns the nonce its answer carries ("" when none came).
 std::string hello_nonce(int fd) {

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -59,9 +60,13 @@ class LineClient {
     return line();
   }
   // True when the server closed the connection with nothing more to read.
+  // A UNIX socket closed with our unread request bytes still queued at the server reports
+  // ECONNRESET instead of end-of-file: both mean the server closed the connection.
   bool closed_by_server() {
     char c;
-    return buffer_.empty() && recv(fd_, &c, 1, 0) == 0;
+    if (!buffer_.empty()) return false;
+    const ssize_t n = recv(fd_, &c, 1, 0);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
   }
   void shutdown_write() { shutdown(fd_, SHUT_WR); }
 
