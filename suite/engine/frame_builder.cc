@@ -490,3 +490,18 @@ std::expected<void, std::string> set_cm_field(CmMessage& message, std::string_vi
 }
 
 }  // namespace roceconf::engine
+
+namespace roceconf::engine {
+
+std::expected<void, std::string> check_request(std::uint8_t op, const Assignments& a) {
+  // The builder itself is the check: a connection with a region so every key can apply.
+  Connection c;
+  c.name = "check";
+  c.region = RemoteRegion{0x1000, 1, 1u << 20, 1, 1u << 20, 0};
+  Addresses addr;
+  auto built = build_request(addr, c, op, a);
+  if (!built) return std::unexpected(built.error());
+  return {};
+}
+
+}  // namespace roceconf::engine

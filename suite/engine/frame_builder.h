@@ -47,6 +47,11 @@ std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length);
 std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
                                                      std::uint8_t opcode, const Assignments& a);
 
+// Checks a `send` step before anything is sent: every key is known and applies to `opcode`,
+// every value parses and fits its field. Values that need the connection (offset on a
+// connection without a region) are checked when the step runs.
+std::expected<void, std::string> check_request(std::uint8_t opcode, const Assignments& a);
+
 // A CM MAD from the tester's QP1 to the target's QP1. Keys for the MAD header: tid,
 // class_version, base_version, method, attr_id; bth.pkey as pkey; anything else must be a
 // field of the message, set beforehand by the caller.

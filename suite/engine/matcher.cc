@@ -315,3 +315,17 @@ std::string describe_received(const Packet& p, const Connection* c) {
 }
 
 }  // namespace roceconf::engine
+
+namespace roceconf::engine {
+
+std::expected<void, std::string> check_expectation(const Expectation& e) {
+  // Match against an empty packet of the right kind is not possible for every kind, so the kind
+  // and keys are checked against what match() understands.
+  Packet none;
+  Connection c;
+  auto r = match(none, &c, e);
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+}  // namespace roceconf::engine

@@ -22,6 +22,10 @@ struct Expectation {
   Assignments fields;
 };
 
+// Checks an expectation before anything is sent: the kind is known, every key names a field
+// (or a relative key: psn, msn, len, fill, data, icrc, syndrome), every value parses.
+std::expected<void, std::string> check_expectation(const Expectation& e);
+
 // Empty when `p` matches. An error when the expectation itself is wrong (unknown kind or field,
 // a value that does not parse): that is the case's fault, not the target's.
 std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p,
