@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dissector/fields.h"
 
@@ -43,7 +44,9 @@ struct FieldDef {
   std::uint8_t bits = 0;    // width on the wire; 0 for derived values and byte strings
   bool hex = false;         // shown in hexadecimal (identifiers, keys, PSNs, checksums)
   bool computed = false;    // encode() fills it in unless the packet keeps it as given
-  std::string_view alias;   // a short case key ("se"); empty for none
+  // Short case keys, space-separated ("swap add"); empty for none. Alternative layers may share
+  // one ("va" is reth.va or atomiceth.va, whichever the packet has).
+  std::string_view aliases;
   std::span<const ValueName> values;  // names of values (syndromes, reasons), may be empty
   // Reads the field of the `index`th instance of the layer (VLAN tags repeat; 0 otherwise).
   // nullopt when the packet has no such layer or the field does not apply to it.
@@ -69,8 +72,11 @@ struct FieldDef {
 // headers, payload, MAD header, CM (every message's fields, each once), ICRC, VCRC.
 std::span<const FieldDef> field_table();
 
-// The field a key names: "bth.solicited", or an alias ("se"). nullptr when unknown.
+// The field a key names: "bth.solicited", or an alias ("se"). nullptr when unknown. For an
+// alias shared by alternative layers, the first of them.
 const FieldDef* find_field(std::string_view key);
+// Every field a key names: one, or the alternatives an alias stands for, in wire order.
+std::vector<const FieldDef*> find_fields(std::string_view key);
 
 // The fields of one layer ("bth"), in wire order.
 std::span<const FieldDef> layer_fields(std::string_view layer);
