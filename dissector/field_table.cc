@@ -77,8 +77,8 @@ FieldDef num(std::string_view layer, std::string_view name, std::string_view lab
 }
 
 template <auto L, auto M>
-FieldDef addr(std::string_view layer, std::string_view name, std::string_view label,
-              FieldType type, std::string_view aliases = {}) {
+FieldDef addr(std::string_view layer, std::string_view name, std::string_view label, FieldType type,
+              std::string_view aliases = {}) {
   FieldDef f;
   f.layer = layer;
   f.name = name;
@@ -211,8 +211,7 @@ std::vector<FieldDef> header_fields() {
       num<&P::ipv4, &Ipv4::ihl>("ipv4", "ihl", "Header Length (32-bit words)", 4),
       num<&P::ipv4, &Ipv4::dscp>("ipv4", "dscp", "DSCP", 6, false, "dscp"),
       num<&P::ipv4, &Ipv4::ecn>("ipv4", "ecn", "ECN", 2, false, "ecn"),
-      num<&P::ipv4, &Ipv4::total_length>("ipv4", "len", "Total Length", 16, false, "ip.len",
-                                         true),
+      num<&P::ipv4, &Ipv4::total_length>("ipv4", "len", "Total Length", 16, false, "ip.len", true),
       num<&P::ipv4, &Ipv4::id>("ipv4", "id", "Identification", 16, true, "ip.id"),
       num<&P::ipv4, &Ipv4::df>("ipv4", "df", "Don't Fragment", 1),
       num<&P::ipv4, &Ipv4::mf>("ipv4", "mf", "More Fragments", 1),
@@ -287,8 +286,8 @@ std::vector<FieldDef> header_fields() {
       derived("aeth", "credits", "Credits", FieldType::kUnsigned, &aeth_credits),
       derived("aeth", "rnr_timer_usec", "RNR Timer (microseconds)", FieldType::kUnsigned,
               &aeth_rnr_timer_usec),
-      num<&P::atomicacketh, &AtomicAckEth::orig>("atomicacketh", "orig", "Original Remote Data",
-                                                 64, true, "orig"),
+      num<&P::atomicacketh, &AtomicAckEth::orig>("atomicacketh", "orig", "Original Remote Data", 64,
+                                                 true, "orig"),
       num<&P::immdt, &ImmDt::imm>("immdt", "imm", "Immediate Data", 32, true, "imm"),
       num<&P::ieth, &Ieth::rkey>("ieth", "rkey", "Invalidated Remote Key", 32, true, "inv_rkey"),
       derived("payload", "length", "Payload Length", FieldType::kUnsigned, &payload_length),
@@ -351,7 +350,8 @@ const Table& table() {
 
 bool iequal(std::string_view a, std::string_view b) {
   return std::ranges::equal(a, b, [](char x, char y) {
-    return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+    return std::toupper(static_cast<unsigned char>(x)) ==
+           std::toupper(static_cast<unsigned char>(y));
   });
 }
 

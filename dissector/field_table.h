@@ -41,9 +41,9 @@ struct FieldDef {
   std::string_view name;   // "solicited"
   std::string_view label;  // "Solicited Event"
   FieldType type = FieldType::kUnsigned;
-  std::uint8_t bits = 0;    // width on the wire; 0 for derived values and byte strings
-  bool hex = false;         // shown in hexadecimal (identifiers, keys, PSNs, checksums)
-  bool computed = false;    // encode() fills it in unless the packet keeps it as given
+  std::uint8_t bits = 0;  // width on the wire; 0 for derived values and byte strings
+  bool hex = false;       // shown in hexadecimal (identifiers, keys, PSNs, checksums)
+  bool computed = false;  // encode() fills it in unless the packet keeps it as given
   // Short case keys, space-separated ("swap add"); empty for none. Alternative layers may share
   // one ("va" is reth.va or atomiceth.va, whichever the packet has).
   std::string_view aliases;

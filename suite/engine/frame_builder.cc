@@ -1,11 +1,14 @@
 #include "suite/engine/frame_builder.h"
 
-#include <functional>
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "dissector/analysis/psn.h"
+#include "dissector/field_table.h"
 #include "dissector/opcode.h"
 
 namespace roceconf::engine {
@@ -53,7 +56,99 @@ Packet base_packet(const Addresses& addr) {
   return p;
 }
 
+// An address in its usual text: MAC "02:00:00:00:00:01", IPv4 dotted, IPv6/GID.
+std::expected<std::vector<std::uint8_t>, std::string> address_bytes(std::string_view key,
+                                                                    std::string_view text,
+                                                                    FieldType type) {
+  const std::string t(text);
+  if (type == FieldType::kMac) {
+    std::vector<std::uint8_t> out;
+    std::size_t at = 0;
+    while (at <= t.size() && out.size() < 7) {
+      const std::size_t end = std::min(t.find(':', at), t.size());
+      auto v = parse_uint("0x" + t.substr(at, end - at));
+      if (!v || *v > 0xFF || end == at) break;
+      out.push_back(static_cast<std::uint8_t>(*v));
+      at = end + 1;
+    }
+    if (out.size() == 6 && at == t.size() + 1) return out;
+    return std::unexpected(fmt::format("{}: '{}' is not a MAC address", key, text));
+  }
+  std::vector<std::uint8_t> out(type == FieldType::kIpv4 ? 4 : 16);
+  if (inet_pton(type == FieldType::kIpv4 ? AF_INET : AF_INET6, t.c_str(), out.data()) != 1)
+    return std::unexpected(fmt::format("{}: '{}' is not an {} address", key, text,
+                                       type == FieldType::kIpv4 ? "IPv4" : "IPv6"));
+  return out;
+}
+
+// A number for `f`: decimal, 0x hex, true/false, or one of the field's value names.
+std::expected<std::uint64_t, std::string> field_number(const FieldDef& f, std::string_view key,
+                                                       std::string_view value) {
+  std::optional<std::uint64_t> n;
+  if (auto v = parse_uint(value))
+    n = *v;
+  else if (value == "true" || value == "false")
+    n = value == "true" ? 1 : 0;
+  else if (auto named = f.value_of(value))
+    n = *named;
+  if (!n)
+    return std::unexpected(fmt::format("{}: '{}' is not a number{}", key, value,
+                                       f.values.empty() ? "" : " or a value name of " + f.key()));
+  if (*n > f.max())
+    return std::unexpected(
+        fmt::format("{}: {} is out of range (at most {:#x})", key, value, f.max()));
+  return *n;
+}
+
+// A computed field a case sets keeps its value: encode() must not fill it in.
+void keep_as_given(const FieldDef& f, EncodeOptions& eo) {
+  if (!f.computed) return;
+  if (f.name == "padcount")
+    eo.fill_pad = false;
+  else if (f.name == "chksum")
+    eo.fill_checksum = false;
+  else if (f.layer == "icrc" || f.layer == "vcrc")
+    eo.fill_icrc = false;
+  else
+    eo.fill_lengths = false;
+}
+
 }  // namespace
+
+std::expected<const FieldDef*, std::string> set_field(Packet& p, std::string_view key,
+                                                      std::string_view value, EncodeOptions& eo) {
+  const auto defs = find_fields(key);
+  if (defs.empty())
+    return std::unexpected(fmt::format("unknown field '{}' for a request packet", key));
+  std::string layers;
+  for (const FieldDef* f : defs) {
+    if (!f->settable())
+      return std::unexpected(
+          fmt::format("{}: {} is derived from other fields, a case cannot set it", key, f->key()));
+    if (f->layer == "icrc" && !p.icrc && p.bth) p.icrc = Icrc{};
+    bool done = false;
+    if (f->set) {
+      auto n = field_number(*f, key, value);
+      if (!n) return std::unexpected(n.error());
+      done = f->set(p, *n);
+    } else {
+      auto b = address_bytes(key, value, f->type);
+      if (!b) return std::unexpected(b.error());
+      done = f->set_bytes(p, Bytes(b->data(), b->size()));
+    }
+    if (done) {
+      keep_as_given(*f, eo);
+      return f;
+    }
+    layers += layers.empty() ? "" : " or ";
+    layers += f->layer;
+  }
+  const std::string_view what = p.bth ? opcode_info(p.bth->opcode).name : std::string_view{};
+  return std::unexpected(
+      fmt::format("{}: {} has no {} header", key, what.empty() ? "this packet" : what, layers));
+}
+
+namespace {}  // namespace
 
 std::expected<std::uint8_t, std::string> request_opcode(std::string_view name) {
   if (auto n = parse_uint(name); n) {
@@ -110,7 +205,10 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   }
   if (info.headers & hdr::kImmDt) p.immdt = ImmDt{0x12345678};
   if (info.headers & hdr::kIeth) p.ieth = Ieth{};
+  if (info.headers & hdr::kRdeth) p.rdeth = Rdeth{};
   if (info.headers & hdr::kDeth) p.deth = Deth{};
+  if (info.headers & hdr::kXrceth) p.xrceth = XrcEth{};
+  if (info.headers & hdr::kFeth) p.feth = Feth{};
   if (info.headers & hdr::kAeth) p.aeth = Aeth{};
   if (info.headers & hdr::kAtomicAckEth) p.atomicacketh = AtomicAckEth{};
   // Responses (the tester answering the target's requests) count PSNs from the target's start.
@@ -119,6 +217,7 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
                      info.kind == OpKind::kReadResponse);
   const std::uint32_t psn_base = response ? c.remote_psn0 : c.local_psn0;
 
+  static const FieldDef* const dmalen_field = find_field("reth.dmalen");
   EncodeOptions eo;
   std::size_t len = 0;
   std::optional<std::uint32_t> fill;
@@ -129,222 +228,93 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   std::optional<std::size_t> corrupt;  // a byte flipped after every checksum was computed
   std::uint32_t icrc_value = 0;
 
-  using Setter = std::function<std::expected<void, std::string>(std::string_view)>;
-  const auto set = [](auto& field, std::uint64_t max, std::string_view key) -> Setter {
-    return [&field, max, key](std::string_view v) -> std::expected<void, std::string> {
-      using F = std::remove_reference_t<decltype(field)>;
-      auto n = number<std::uint64_t>(key, v, max);
-      if (!n) return std::unexpected(n.error());
-      field = static_cast<F>(*n);
-      return {};
-    };
-  };
-  const auto need = [&](bool present, std::string_view key,
-                        std::string_view header) -> std::expected<void, std::string> {
-    if (!present)
-      return std::unexpected(fmt::format("{}: {} has no {}", key,
-                                         info.name.empty() ? "this opcode" : info.name, header));
-    return {};
-  };
-  Bth& bth = *p.bth;
-  Ipv4& ip = *p.ipv4;
-  Udp& udp = *p.udp;
-  std::map<std::string, Setter, std::less<>> setters = {
-      {"psn",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = parse_int(v);
-         if (!n) return std::unexpected("psn: " + n.error());
-         bth.psn = psn::add(psn_base, *n);
-         return {};
-       }},
-      {"bth.psn", set(bth.psn, psn::kMask, "bth.psn")},
-      {"ackreq", set(bth.ackreq, 1, "ackreq")},
-      {"se", set(bth.solicited, 1, "se")},
-      {"migreq", set(bth.migreq, 1, "migreq")},
-      {"padcount",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         eo.fill_pad = false;
-         return set(bth.padcount, 3, "padcount")(v);
-       }},
-      {"tver", set(bth.version, 15, "tver")},
-      {"pkey", set(bth.pkey, 0xFFFF, "pkey")},
-      {"dqpn", set(bth.dqpn, 0xFFFFFF, "dqpn")},
-      {"fecn", set(bth.fecn, 1, "fecn")},
-      {"becn", set(bth.becn, 1, "becn")},
-      {"resv6", set(bth.resv6, 0x3F, "resv6")},
-      {"resv7", set(bth.resv7, 0x7F, "resv7")},
-      {"opcode", set(bth.opcode, 0xFF, "opcode")},
-      {"len",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::size_t>("len", v, 1 << 20);
-         if (!n) return std::unexpected(n.error());
-         len = *n;
-         return {};
-       }},
-      {"fill",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::uint32_t>("fill", v, 0xFFFFFFFF);
-         if (!n) return std::unexpected(n.error());
-         fill = *n;
-         return {};
-       }},
-      {"data",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto d = hex_bytes(v);
-         if (!d) return std::unexpected(d.error());
-         data = std::move(*d);
-         return {};
-       }},
-      {"offset",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = parse_int(v);
-         if (!n) return std::unexpected("offset: " + n.error());
-         if (!c.region)
-           return std::unexpected(
-               fmt::format("offset: connection {} has no remote region", c.name));
-         const std::uint64_t va = c.region->va + static_cast<std::uint64_t>(*n);
-         if (p.reth) p.reth->va = va;
-         if (p.atomiceth) p.atomiceth->va = va;
-         return need(p.reth || p.atomiceth, "offset", "RETH or AtomicETH");
-       }},
-      {"va",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::uint64_t>("va", v, UINT64_MAX);
-         if (!n) return std::unexpected(n.error());
-         if (p.reth) p.reth->va = *n;
-         if (p.atomiceth) p.atomiceth->va = *n;
-         return need(p.reth || p.atomiceth, "va", "RETH or AtomicETH");
-       }},
-      {"rkey",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::uint32_t>("rkey", v, 0xFFFFFFFF);
-         if (!n) return std::unexpected(n.error());
-         if (p.reth) p.reth->rkey = *n;
-         if (p.atomiceth) p.atomiceth->rkey = *n;
-         return need(p.reth || p.atomiceth, "rkey", "RETH or AtomicETH");
-       }},
-      {"dmalen",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         auto n = number<std::uint32_t>("dmalen", v, 0xFFFFFFFF);
-         if (!n) return std::unexpected(n.error());
-         dmalen = *n;
-         return need(p.reth.has_value(), "dmalen", "RETH");
-       }},
-      {"imm",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.immdt.has_value(), "imm", "ImmDt"); !ok) return ok;
-         return set(p.immdt->imm, 0xFFFFFFFF, "imm")(v);
-       }},
-      {"inv_rkey",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.ieth.has_value(), "inv_rkey", "IETH"); !ok) return ok;
-         return set(p.ieth->rkey, 0xFFFFFFFF, "inv_rkey")(v);
-       }},
-      {"syndrome",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.aeth.has_value(), "syndrome", "AETH"); !ok) return ok;
-         return set(p.aeth->syndrome, 0xFF, "syndrome")(v);
-       }},
-      {"msn",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.aeth.has_value(), "msn", "AETH"); !ok) return ok;
-         return set(p.aeth->msn, 0xFFFFFF, "msn")(v);
-       }},
-      {"orig",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.atomicacketh.has_value(), "orig", "AtomicAckETH"); !ok) return ok;
-         return set(p.atomicacketh->orig, UINT64_MAX, "orig")(v);
-       }},
-      {"add",
-       [&](std::string_view v) -> std::expected<void, std::string> {
-         if (auto ok = need(p.atomiceth.has_value(), "add", "AtomicETH"); !ok) return ok;
-         return set(p.atomiceth->swap_add, UINT64_MAX, "add")(v);
-       }},
-      {"swap",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     if (auto ok =
-                                             need(p.atomiceth.has_value(), "swap", "AtomicETH");
-                                         !ok)
-                                       return ok;
-                                     return set(p.atomiceth->swap_add, UINT64_MAX, "swap")(v);
-                                   }},
-      {"compare",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     if (auto ok =
-                                             need(p.atomiceth.has_value(), "compare", "AtomicETH");
-                                         !ok)
-                                       return ok;
-                                     return set(p.atomiceth->compare, UINT64_MAX, "compare")(v);
-                                   }},
-      {"ttl", set(ip.ttl, 0xFF, "ttl")},
-      {"dscp", set(ip.dscp, 0x3F, "dscp")},
-      {"ecn", set(ip.ecn, 3, "ecn")},
-      {"tos",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     auto n = number<std::uint8_t>("tos", v, 0xFF);
-                                     if (!n) return std::unexpected(n.error());
-                                     ip.dscp = *n >> 2;
-                                     ip.ecn = *n & 3;
-                                     return {};
-                                   }},
-      {"ip.id", set(ip.id, 0xFFFF, "ip.id")},
-      {"ip.len",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     eo.fill_lengths = false;
-                                     return set(ip.total_length, 0xFFFF, "ip.len")(v);
-                                   }},
-      {"udp.len",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     eo.fill_lengths = false;
-                                     return set(udp.length, 0xFFFF, "udp.len")(v);
-                                   }},
-      {"sport", set(udp.sport, 0xFFFF, "sport")},
-      {"udp.dport", set(udp.dport, 0xFFFF, "udp.dport")},
-      {"ip.csum",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     if (v == "bad") {
-                                       bad_ip_checksum = true;
-                                       return {};
-                                     }
-                                     eo.fill_checksum = false;
-                                     return set(ip.checksum, 0xFFFF, "ip.csum")(v);
-                                   }},
-      {"corrupt",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     auto n = number<std::size_t>("corrupt", v, 1 << 20);
-                                     if (!n) return std::unexpected(n.error());
-                                     corrupt = *n;
-                                     return {};
-                                   }},
-      {"icrc",
-       [&](std::string_view v) -> std::
-                                   expected<void, std::string> {
-                                     if (v == "bad") {
-                                       icrc = IcrcMode::kBad;
-                                       return {};
-                                     }
-                                     if (v == "good") return {};
-                                     auto n = number<std::uint32_t>("icrc", v, 0xFFFFFFFF);
-                                     if (!n)
-                                       return std::unexpected("icrc: write bad, good or a value");
-                                     icrc = IcrcMode::kValue;
-                                     icrc_value = *n;
-                                     return {};
-                                   }},
+  // Keys that are not one header field: relative PSN, payload, region offset, ICRC/checksum
+  // modes, deliberate corruption. Everything else is a field of the declared field table.
+  const auto special = [&](std::string_view key,
+                           std::string_view v) -> std::optional<std::expected<void, std::string>> {
+    using R = std::expected<void, std::string>;
+    if (key == "psn") {
+      auto n = parse_int(v);
+      if (!n) return R(std::unexpected("psn: " + n.error()));
+      p.bth->psn = psn::add(psn_base, *n);
+      return R{};
+    }
+    if (key == "len") {
+      auto n = number<std::size_t>("len", v, 1 << 20);
+      if (!n) return R(std::unexpected(n.error()));
+      len = *n;
+      return R{};
+    }
+    if (key == "fill") {
+      auto n = number<std::uint32_t>("fill", v, 0xFFFFFFFF);
+      if (!n) return R(std::unexpected(n.error()));
+      fill = *n;
+      return R{};
+    }
+    if (key == "data") {
+      auto d = hex_bytes(v);
+      if (!d) return R(std::unexpected(d.error()));
+      data = std::move(*d);
+      return R{};
+    }
+    if (key == "offset") {
+      auto n = parse_int(v);
+      if (!n) return R(std::unexpected("offset: " + n.error()));
+      if (!p.reth && !p.atomiceth)
+        return R(std::unexpected(fmt::format("offset: {} has no RETH or AtomicETH", info.name)));
+      if (!c.region)
+        return R(
+            std::unexpected(fmt::format("offset: connection {} has no remote region", c.name)));
+      const std::uint64_t va = c.region->va + static_cast<std::uint64_t>(*n);
+      if (p.reth) p.reth->va = va;
+      if (p.atomiceth) p.atomiceth->va = va;
+      return R{};
+    }
+    if (key == "tos") {
+      auto n = number<std::uint8_t>("tos", v, 0xFF);
+      if (!n) return R(std::unexpected(n.error()));
+      p.ipv4->dscp = *n >> 2;
+      p.ipv4->ecn = *n & 3;
+      return R{};
+    }
+    if ((key == "ip.csum" || key == "ipv4.chksum") && v == "bad") {
+      bad_ip_checksum = true;
+      return R{};
+    }
+    if (key == "corrupt") {
+      auto n = number<std::size_t>("corrupt", v, 1 << 20);
+      if (!n) return R(std::unexpected(n.error()));
+      corrupt = *n;
+      return R{};
+    }
+    if (key == "icrc") {
+      if (v == "bad") {
+        icrc = IcrcMode::kBad;
+        return R{};
+      }
+      if (v == "good") return R{};
+      auto n = number<std::uint32_t>("icrc", v, 0xFFFFFFFF);
+      if (!n) return R(std::unexpected("icrc: write bad, good or a value"));
+      icrc = IcrcMode::kValue;
+      icrc_value = *n;
+      return R{};
+    }
+    return std::nullopt;
   };
   for (const auto& item : a.items()) {
-    const auto it = setters.find(item.key);
-    if (it == setters.end())
-      return std::unexpected(fmt::format("unknown field '{}' for a request packet", item.key));
-    if (auto ok = it->second(item.value); !ok) return std::unexpected(ok.error());
+    if (auto done = special(item.key, item.value)) {
+      if (!*done) return std::unexpected(done->error());
+      continue;
+    }
+    auto set = set_field(p, item.key, item.value, eo);
+    if (!set) return std::unexpected(set.error());
+    if (*set == dmalen_field) dmalen = p.reth->dmalen;
+    if (item.key == "icrc.value") {
+      icrc = IcrcMode::kValue;
+      icrc_value = p.icrc->value;
+    }
   }
+  Bth& bth = *p.bth;
 
   std::vector<std::uint8_t> payload;
   if (data) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dissector/field_table.h"
 #include "dissector/mad/cm.h"
 #include "dissector/packet.h"
 #include "suite/engine/assignments.h"
@@ -37,13 +38,12 @@ std::expected<std::uint8_t, std::string> request_opcode(std::string_view name);
 // The payload byte pattern `fill=N`: byte i is (N + i) mod 256.
 std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length);
 
-// One request packet on `c`. Keys: psn (relative), ackreq, se, migreq, padcount, tver, pkey,
-// dqpn, fecn, becn, resv6, resv7, opcode, len, fill, data (hex), offset or va, rkey, dmalen,
-// udp.dport, ip.csum (bad or a value), corrupt (a frame byte offset flipped after the ICRC),
-// imm, inv_rkey, add, swap, compare, syndrome, msn, orig (responses: ACKNOWLEDGE, READ
-// responses, ATOMIC_ACKNOWLEDGE, whose psn counts from the target's starting PSN), ttl, dscp, ecn,
-// tos, ip.id, ip.len, udp.len, sport, icrc (bad or a value). An unknown key is an error (a typo is
-// never ignored).
+// One request packet on `c`. Keys: any settable field of the field table by its key or alias
+// (bth.solicited or se, tver, pkey, dqpn, imm, inv_rkey, swap, add, ttl, ip.len, ...), and
+// psn (relative: responses such as ACKNOWLEDGE and READ responses count from the target's
+// starting PSN), len, fill, data (hex), offset (into the region), tos, ip.csum=bad, corrupt (a
+// frame byte offset flipped after the ICRC) and icrc (bad, good or a value). An unknown key is
+// an error (a typo is never ignored).
 std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
                                                      std::uint8_t opcode, const Assignments& a);
 
@@ -51,6 +51,13 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
 // every value parses and fits its field. Values that need the connection (offset on a
 // connection without a region) are checked when the step runs.
 std::expected<void, std::string> check_request(std::uint8_t opcode, const Assignments& a);
+
+// Sets the field `key` names (a field-table key such as "bth.solicited", or an alias such as
+// "se") in `p` from its case text: a number, true/false, a value name, or an address. A computed
+// field set this way is kept as given (`eo`). Returns the field set; an error when the key is
+// unknown, the field is derived, the value does not fit, or `p` lacks the field's header.
+std::expected<const FieldDef*, std::string> set_field(Packet& p, std::string_view key,
+                                                      std::string_view value, EncodeOptions& eo);
 
 // A CM MAD from the tester's QP1 to the target's QP1. Keys for the MAD header: tid,
 // class_version, base_version, method, attr_id; bth.pkey as pkey; anything else must be a
