@@ -1,9 +1,9 @@
-// The control API on a TCP socket (JSON lines, suite/target/CONTROL_API.md), one Session per
+// The control API on a TCP socket (JSON lines, suite/reference_nic/CONTROL_API.md), one Session per
 // connected controller: a controller that disconnects, or is killed mid-run, leaves nothing
 // behind, because its session frees every verbs resource it made. Lines longer than 1 MiB get
 // an error line and the connection is closed; at most 64 controllers at once.
 //
-// With a secret, each connection passes a ControlGate (suite/target/control_auth.h) first: its
+// With a secret, each connection passes a ControlGate (suite/reference_nic/control_auth.h) first: its
 // Session (the only thing that calls verbs) is opened once the controller has authenticated, so
 // an unauthenticated one never reaches the device.
 #pragma once
@@ -17,7 +17,7 @@
 #include <string>
 
 #include "agent/session.h"
-#include "suite/target/control_auth.h"
+#include "suite/reference_nic/control_auth.h"
 
 namespace roceconf::agent {
 

@@ -1,7 +1,7 @@
 // The agent reads control requests with the reference target's rules and messages.
 #pragma once
 
-#include "suite/target/control_fields.h"
+#include "suite/reference_nic/control_fields.h"
 
 namespace roceconf::agent {
 

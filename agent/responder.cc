@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "suite/target/rcnf_private_data.h"
+#include "suite/reference_nic/rcnf_private_data.h"
 
 namespace roceconf::agent {
 

@@ -1,4 +1,4 @@
-// The responder of the roceconf convention (suite/target/RESPONDER_CONVENTION.md) over librdmacm:
+// The responder of the roceconf convention (suite/reference_nic/RESPONDER_CONVENTION.md) over librdmacm:
 // what `roceconf target --listen PORT` does in the reference target, on a real device. It listens
 // with rdma_cm on a TCP-port-space service ID; for each connection it makes a PD, a CQ, an RC QP
 // with receive buffers kept posted and one region open to remote read, write and atomics, and

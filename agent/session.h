@@ -1,4 +1,4 @@
-// One controller's view of the DUT (suite/target/CONTROL_API.md, protocol 1) over libibverbs:
+// One controller's view of the DUT (suite/reference_nic/CONTROL_API.md, protocol 1) over libibverbs:
 // the same ops, fields, names and errors as the reference daemon, so the engine's control cases
 // run unchanged against real hardware. A session opens the device for itself, so its resources
 // and asynchronous events are its own, and its destructor frees every resource it still holds

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/control_server.h"
-#include "suite/target/control_auth.h"
+#include "suite/reference_nic/control_auth.h"
 
 namespace roceconf::agent {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "engine.h"
 #include "reports/json_writer.h"
-#include "suite/cli/run_command.h"
+#include "cli/run_command.h"
 #include "suite/engine/runner.h"
 #include "targets.h"
 

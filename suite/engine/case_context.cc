@@ -9,7 +9,7 @@
 #include "dissector/names.h"
 #include "dissector/summary.h"
 #include "suite/engine/annotator.h"
-#include "suite/target/rcnf_private_data.h"
+#include "suite/reference_nic/rcnf_private_data.h"
 
 namespace roceconf::engine {
 
@@ -716,7 +716,7 @@ void CaseContext::send(Connection& c, std::string_view op, const Assignments& a)
     if ((h & (hdr::kReth | hdr::kAtomicEth)) && !c.region && !a.has("va"))
       skip(
           fmt::format("{} has no remote region to address: the REP carried no RCNF block "
-                      "(suite/target/RESPONDER_CONVENTION.md)",
+                      "(suite/reference_nic/RESPONDER_CONVENTION.md)",
                       c.name));
   };
   if (!message) {

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "suite/target/control_auth.h"
+#include "suite/reference_nic/control_auth.h"
 
 namespace roceconf::engine {
 namespace {

@@ -1,4 +1,4 @@
-// A client of the control API (suite/target/CONTROL_API.md) over a UNIX stream socket (the
+// A client of the control API (suite/reference_nic/CONTROL_API.md) over a UNIX stream socket (the
 // reference daemon) or TCP (roceconf-agent on a DUT host): one JSON request line out, one
 // response line back. The client numbers the requests itself and checks
 // that each response carries the number of its request, so a response can never be taken for

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "suite/engine/raw_target.h"
-#include "suite/target/address_text.h"
+#include "suite/reference_nic/address_text.h"
 
 namespace roceconf::engine {
 namespace {

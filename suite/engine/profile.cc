@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "suite/target/address_text.h"
+#include "suite/reference_nic/address_text.h"
 
 namespace roceconf::engine {
 namespace {

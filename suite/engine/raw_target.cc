@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "capture/port/raw_socket_port.h"
-#include "suite/target/address_text.h"
-#include "suite/target/control_auth.h"
+#include "suite/reference_nic/address_text.h"
+#include "suite/reference_nic/control_auth.h"
 
 namespace roceconf::engine {
 namespace {

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "capture/port/memory_port.h"
-#include "suite/target/control_api.h"
-#include "suite/target/nic_loop.h"
+#include "suite/reference_nic/control_api.h"
+#include "suite/reference_nic/nic_loop.h"
 
 namespace roceconf::engine {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "suite/engine/target.h"
-#include "suite/target/responder_app.h"
+#include "suite/reference_nic/responder_app.h"
 
 namespace roceconf::engine {
 

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "suite/target/address_text.h"
+#include "suite/reference_nic/address_text.h"
 
 extern char** environ;
 

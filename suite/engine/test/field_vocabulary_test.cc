@@ -10,7 +10,7 @@
 
 #include "dissector/field_table.h"
 #include "dissector/packet.h"
-#include "suite/cli/json_fields.h"
+#include "cli/json_fields.h"
 #include "suite/engine/frame_builder.h"
 #include "suite/engine/matcher.h"
 

@@ -10,7 +10,7 @@
 #include "suite/engine/raw_target.h"
 #include "suite/engine/reference_target.h"
 #include "suite/engine/runner.h"
-#include "suite/target/quirks.h"
+#include "suite/reference_nic/quirks.h"
 
 namespace roceconf::engine {
 namespace {

@@ -9,7 +9,7 @@
 #include "cases/builtin.h"
 #include "suite/engine/reference_target.h"
 #include "suite/engine/runner.h"
-#include "suite/target/quirks.h"
+#include "suite/reference_nic/quirks.h"
 
 namespace roceconf::engine {
 namespace {

@@ -37,11 +37,11 @@
 #include "suite/engine/profile.h"
 #include "suite/engine/raw_target.h"
 #include "suite/engine/veth_lab.h"
-#include "suite/target/address_text.h"
-#include "suite/target/control_auth.h"
-#include "suite/target/control_server.h"
-#include "suite/target/rcnf_private_data.h"
-#include "suite/target/test/peer_frames.h"
+#include "suite/reference_nic/address_text.h"
+#include "suite/reference_nic/control_auth.h"
+#include "suite/reference_nic/control_server.h"
+#include "suite/reference_nic/rcnf_private_data.h"
+#include "suite/reference_nic/test/peer_frames.h"
 
 namespace roceconf::engine {
 namespace {

@@ -1,0 +1,304 @@
+#include "cli/decode_command.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <iterator>
+#include <memory>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "capture/pcap_reader.h"
+#include "capture/read_ahead.h"
+#include "dissector/analysis/stream_analyzer.h"
+#include "dissector/summary.h"
+#include "cli/json_fields.h"
+
+namespace roceconf::cli {
+
+namespace {
+
+// Buffered stdout: one write per 64 KiB rather than one per line.
+class Output {
+ public:
+  Output() = default;
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output() { flush(); }
+
+  template <typename... Args>
+  void print(fmt::format_string<Args...> fs, Args&&... args) {
+    fmt::format_to(std::back_inserter(buf_), fs, std::forward<Args>(args)...);
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void flush() {
+    if (buf_.size() > 0) std::fwrite(buf_.data(), 1, buf_.size(), stdout);
+    buf_.clear();
+    std::fflush(stdout);
+  }
+
+ private:
+  static constexpr std::size_t kFlushAt = 64 * 1024;
+  fmt::memory_buffer buf_;
+};
+
+int fail(Output& out, std::string_view message) {
+  out.flush();  // what was decoded comes before the error
+  std::string line(message);
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  fmt::print(stderr, "roceconf: error: {}\n", line);
+  return kExitUsage;
+}
+
+double seconds_between(std::uint64_t first_ns, std::uint64_t ns) {
+  return static_cast<double>(static_cast<std::int64_t>(ns - first_ns)) / 1e9;
+}
+
+constexpr std::size_t kFindingCodes = static_cast<std::size_t>(FindingCode::kLinkHeader) + 1;
+
+// Totals without per-frame allocation: fixed arrays indexed by opcode and finding code.
+class Stats {
+ public:
+  void add(const Packet& p) {
+    ++frames_;
+    ++framing_[static_cast<std::size_t>(p.framing)];
+    if (p.bth) ++opcodes_[p.bth->opcode];
+    if (p.icrc && !p.icrc->ok()) ++icrc_bad_;
+    if (p.vcrc && !p.vcrc->ok()) ++vcrc_bad_;
+    for (const Finding& f : p.findings) ++findings_[static_cast<std::size_t>(f.code)];
+  }
+
+  void print(Output& out, bool icrc_checked, double elapsed) const {
+    const auto framing = [&](Framing f) { return framing_[static_cast<std::size_t>(f)]; };
+    out.print("frames:           {}\n", frames_);
+    out.print("RoCE frames:      {} (RoCEv2 {}, RoCEv1 {})\n",
+              framing(Framing::kRoceV2) + framing(Framing::kRoceV1), framing(Framing::kRoceV2),
+              framing(Framing::kRoceV1));
+    out.print("IB frames:        {}\n", framing(Framing::kInfiniBand));
+    if (icrc_checked)
+      out.print("ICRC failures:    {}\n", icrc_bad_);
+    else
+      out.print("ICRC failures:    not checked (--no-icrc)\n");
+    out.print("VCRC failures:    {}\n", vcrc_bad_);
+    out.print("by opcode:{}\n",
+              std::ranges::all_of(opcodes_, [](auto n) { return n == 0; }) ? " none" : "");
+    for (std::size_t op = 0; op < opcodes_.size(); ++op) {
+      if (opcodes_[op] == 0) continue;
+      const OpcodeInfo& info = opcode_info(static_cast<std::uint8_t>(op));
+      const std::string name = !info.valid || info.name.empty() ? fmt::format("opcode 0x{:02x}", op)
+                                                                : std::string(info.name);
+      out.print("  {:<32}{:>8}\n", name, opcodes_[op]);
+    }
+    out.print("findings by code:{}\n",
+              std::ranges::all_of(findings_, [](auto n) { return n == 0; }) ? " none" : "");
+    for (std::size_t c = 0; c < findings_.size(); ++c)
+      if (findings_[c] != 0)
+        out.print("  {:<32}{:>8}\n", finding_info(static_cast<FindingCode>(c)).code, findings_[c]);
+    const double rate = static_cast<double>(frames_) / std::max(elapsed, 1e-9);
+    out.print("speed:            {:.0f} frames/s ({} frames in {:.6f} s, {})\n", rate, frames_,
+              elapsed, icrc_checked ? "decode + ICRC check" : "decode only");
+  }
+
+ private:
+  std::uint64_t frames_ = 0;
+  std::uint64_t icrc_bad_ = 0;
+  std::uint64_t vcrc_bad_ = 0;
+  std::array<std::uint64_t, 4> framing_{};
+  std::array<std::uint64_t, 256> opcodes_{};
+  std::array<std::uint64_t, kFindingCodes> findings_{};
+};
+
+// Analysis state is bounded (request windows per channel, channels and CM connections kept),
+// and per-frame results are not kept: memory stays flat however long the capture.
+analysis::AnalyzerOptions stream_options() {
+  analysis::AnalyzerOptions o;
+  o.keep_results = false;
+  return o;
+}
+
+int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
+  Stats stats;
+  Packet packet;  // reused: decode_into keeps its storage
+  const auto start = std::chrono::steady_clock::now();
+  ReadAhead frames(std::move(reader));  // the file is read on a second core
+  while (const ReadAhead::Batch* batch = frames.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      decode_into(packet, batch->frame(i).data, frames.link_type(), options);
+      stats.add(packet);
+    }
+  }
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  stats.print(out, options.check_icrc, elapsed.count());  // totals up to a corrupt record too
+  return frames.error().empty() ? kExitOk : fail(out, frames.error());
+}
+
+// Per request channel (a QP's requests to its peer): what the PSN analysis saw, and whether
+// the capture is complete enough to grade the responder (no PSN it acknowledged is missing).
+int print_connections(PcapReader reader, const DecodeOptions& options, bool json, Output& out) {
+  Packet packet;
+  analysis::StreamAnalyzer analyzer(stream_options());
+  ReadAhead frames(std::move(reader));
+  std::uint64_t number = 0;
+  while (const ReadAhead::Batch* batch = frames.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      const CaptureFrame frame = batch->frame(i);
+      decode_into(packet, frame.data, frames.link_type(), options);
+      analyzer.add(++number, static_cast<std::int64_t>(frame.time_ns), packet);
+    }
+  }
+  const auto channels = analyzer.rc().summaries();
+  if (json) {
+    for (const analysis::RcChannelSummary& c : channels) {
+      Json j{{"channel", c.channel},           {"source", c.source},
+             {"destination", c.destination},   {"qpn", c.qpn},
+             {"peer_channel", c.peer_channel}, {"connection", c.connection},
+             {"requests", c.requests},         {"out_of_sequence", c.out_of_sequence},
+             {"duplicates", c.duplicates},     {"retransmissions", c.retransmissions},
+             {"not_captured", c.not_captured}, {"gradable", c.gradable()}};
+      out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
+    }
+  } else {
+    const auto gradable =
+        std::ranges::count_if(channels, [](const auto& c) { return c.gradable(); });
+    out.print("request channels: {} ({} complete enough to grade)\n", channels.size(), gradable);
+    out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", "channel",
+              "source -> destination QP", "requests", "out-of-seq", "dups", "retrans", "conn",
+              "not captured", "grade");
+    for (const analysis::RcChannelSummary& c : channels) {
+      out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", c.channel,
+                fmt::format("{} -> {} {:#08x}", c.source, c.destination, c.qpn), c.requests,
+                c.out_of_sequence, c.duplicates, c.retransmissions,
+                c.connection != 0 ? std::to_string(c.connection) : "-", c.not_captured,
+                c.gradable() ? "complete" : "incomplete: not graded");
+    }
+  }
+  return frames.error().empty() ? kExitOk : fail(out, frames.error());
+}
+
+std::string_view severity_text(Severity s) {
+  return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "note";
+}
+
+// The stream analysis of one frame, with the names the Wireshark plugin's fields have
+// (roceconf.psn.expected -> "psn": {"expected": ...}). Judgements a later frame makes about this
+// one (acked-by, nak-received) are not here: each line is written as its frame is read.
+Json analysis_json(const analysis::FrameAnalysis& fa) {
+  using analysis::RcRole;
+  Json a = Json::object();
+  if (fa.rc) {
+    const analysis::RcFrameInfo& rc = *fa.rc;
+    a["channel"] = rc.channel;
+    if (rc.peer_channel != 0) a["peer_channel"] = rc.peer_channel;
+    if (rc.connection != 0) a["connection"] = rc.connection;
+    a["role"] = rc.role == RcRole::kRequest ? "request" : "response";
+    if (rc.role == RcRole::kRequest) {
+      Json psn = Json::object();
+      if (rc.expected_psn) psn["expected"] = *rc.expected_psn;
+      psn["state"] = analysis::psn_state_name(rc.psn_state);
+      if (rc.nak_due) psn["nak_due"] = true;
+      if (rc.sender_next) psn["sender_next"] = *rc.sender_next;
+      if (rc.retransmission) {
+        psn["retransmission"] = true;
+        if (rc.retransmission_of != 0) psn["retransmission_of"] = rc.retransmission_of;
+        if (rc.resend_after_nak != 0) psn["resent_after_nak"] = rc.resend_after_nak;
+      }
+      a["psn"] = std::move(psn);
+    } else {
+      if (rc.request_frame != 0) a["ack_frame"] = rc.request_frame;
+      if (rc.acked_count != 0) a["acked_count"] = rc.acked_count;
+      if (rc.nak_cause_frame != 0) a["nak_cause"] = rc.nak_cause_frame;
+      if (rc.not_captured != 0) a["not_captured"] = rc.not_captured;
+      if (rc.capture_gaps != 0) a["capture_gaps"] = rc.capture_gaps;
+    }
+  }
+  if (fa.cm) {
+    a["cm_connection"] = fa.cm->connection;
+    a["cm_message"] = fa.cm->message;
+  }
+  Json flags = Json::array();
+  for (const analysis::Flag& f : fa.flags) {
+    flags.push_back(
+        Json{{"name", f.name()}, {"severity", severity_text(f.severity())}, {"text", f.text()}});
+  }
+  a["flags"] = std::move(flags);
+  return a;
+}
+
+void print_json(Output& out, const Packet& packet, const CaptureFrame& frame, std::uint64_t number,
+                double time, const analysis::FrameAnalysis& fa) {
+  Json j = Json::object();
+  j["frame"] = number;
+  j["time"] = time;
+  j["timestamp_ns"] = frame.time_ns;
+  j["length"] = frame.orig_length;
+  if (frame.data.size() != frame.orig_length) j["captured_length"] = frame.data.size();
+  j["framing"] = framing_name(packet.framing);
+  add_packet_json(j, packet);
+  if (fa.rc || fa.cm || !fa.flags.empty()) j["analysis"] = analysis_json(fa);
+  out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+int list_frames(PcapReader& reader, const DecodeOptions& options, bool json, Output& out) {
+  Packet packet;
+  std::uint64_t first_ns = 0;
+  analysis::StreamAnalyzer analyzer(stream_options());
+  for (;;) {
+    auto next = reader.next();
+    if (!next) return fail(out, next.error());
+    if (!*next) return kExitOk;
+    const CaptureFrame& frame = **next;
+    const std::uint64_t number = reader.frames_read();
+    if (number == 1) first_ns = frame.time_ns;
+    const double time = seconds_between(first_ns, frame.time_ns);
+    decode_into(packet, frame.data, reader.link_type(), options);
+    if (json) {
+      const analysis::FrameAnalysis& fa =
+          analyzer.add(number, static_cast<std::int64_t>(frame.time_ns), packet);
+      print_json(out, packet, frame, number, time, fa);
+    } else {
+      out.print("{:>5} {:>12.6f} {}\n", number, time, summarize(packet, options.check_icrc));
+    }
+  }
+}
+
+}  // namespace
+
+int run_decode(const DecodeArgs& args) {
+  Output out;
+  auto reader = PcapReader::open(args.file);
+  if (!reader) return fail(out, reader.error());
+  DecodeOptions options;
+  options.udp_port = args.udp_port;
+  options.check_icrc = !args.no_icrc;
+  if (args.stats) return print_stats(std::move(*reader), options, out);
+  if (args.connections) return print_connections(std::move(*reader), options, args.json, out);
+  return list_frames(*reader, options, args.json, out);
+}
+
+void add_decode_command(CLI::App& app, std::function<int()>& run) {
+  auto args = std::make_shared<DecodeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "decode",
+      "Decode a pcap/pcapng capture: one summary line per frame (number, seconds since "
+      "the first frame, summary), JSON Lines, or totals");
+  cmd->add_option("FILE", args->file, "capture file (pcap or pcapng)")->required();
+  CLI::Option* json = cmd->add_flag("--json", args->json, "one JSON object per frame (JSON Lines)");
+  cmd->add_flag("--stats", args->stats,
+                "totals by opcode and finding, ICRC failures and decode speed")
+      ->excludes(json);
+  cmd->add_flag("--connections", args->connections,
+                "per RC/UC request channel: requests, out of sequence, duplicates, "
+                "retransmissions, PSNs acknowledged but not captured, and whether the capture "
+                "is complete enough to grade the responder (with --json: one object a channel)")
+      ->excludes("--stats");
+  cmd->add_option("--udp-port", args->udp_port, "UDP destination port that carries RoCEv2")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  cmd->add_flag("--no-icrc", args->no_icrc, "do not verify ICRCs");
+  cmd->callback([args, &run] { run = [args] { return run_decode(*args); }; });
+}
+
+}  // namespace roceconf::cli

@@ -1,0 +1,60 @@
+// The control API of the reference target: the capability a DUT agent gives a tester (issue 3,
+// "control API"), as JSON. Create and destroy PDs, MRs, CQs and QPs, modify and query QPs, post
+// sends (several WRs under one doorbell) and receives, poll CQs, fill and check memory, read
+// counters and asynchronous events, and drive the CM agent's active side (cm_connect, cm_status,
+// cm_disconnect). One request object in, one response object out:
+//
+//   {"id": 7, "op": "create_cq", "depth": 16}     ->  {"id": 7, "ok": true, "cq": 1}
+//   {"id": 8, "op": "destroy_cq", "cq": 9}        ->  {"id": 8, "ok": false, "errno": "ENOENT",
+//                                                      "error": "ENOENT: destroy_cq: ..."}
+//
+// Field names are those of libibverbs (ibv_qp_attr, ibv_send_wr, ibv_wc); enums and flags
+// travel as their names without the IBV_ prefix. CONTROL_API.md beside this file lists every op
+// with its fields. Anything wrong in a request — unknown op or field, missing field, wrong type,
+// out-of-range number, unknown handle — gives ok = false and one line saying what; a verbs error
+// also carries "errno". No request can make handle() throw.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "suite/reference_nic/nic.h"
+
+namespace roceconf::target {
+
+// What cm_connect started, per QP (control_api.cc): the state the connect callbacks report.
+struct CmStatusTable;
+
+class ControlApi {
+ public:
+  // Version of the request/response format, reported by hello.
+  static constexpr int kProtocolVersion = 1;
+
+  explicit ControlApi(Nic& nic);
+  ~ControlApi();
+  ControlApi(const ControlApi&) = delete;
+  ControlApi& operator=(const ControlApi&) = delete;
+
+  nlohmann::json handle(const nlohmann::json& request);
+  // One JSON-lines exchange: parses `line` (malformed JSON gets an error response with a null
+  // id) and returns the response serialised on one line, without the newline.
+  std::string handle_line(std::string_view line);
+
+  // Every op name, in the order hello lists them.
+  static std::span<const std::string_view> ops();
+
+ private:
+  Nic& nic_;
+  // Shared with the connect callbacks the CM agent keeps (they hold it weakly): a callback that
+  // fires after the API is gone changes nothing.
+  std::shared_ptr<CmStatusTable> cm_status_;
+};
+
+// A response serialised on one line; invalid UTF-8 in strings is replaced, never thrown on.
+std::string dump_line(const nlohmann::json& value);
+
+}  // namespace roceconf::target

@@ -1,0 +1,138 @@
+#include "suite/reference_nic/cq.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace roceconf::target {
+namespace {
+
+constexpr std::array<std::string_view, 22> kStatusNames = {
+    "SUCCESS",          "LOC_LEN_ERR",       "LOC_QP_OP_ERR",     "LOC_EEC_OP_ERR",
+    "LOC_PROT_ERR",     "WR_FLUSH_ERR",      "MW_BIND_ERR",       "BAD_RESP_ERR",
+    "LOC_ACCESS_ERR",   "REM_INV_REQ_ERR",   "REM_ACCESS_ERR",    "REM_OP_ERR",
+    "RETRY_EXC_ERR",    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR",  "REM_INV_RD_REQ_ERR",
+    "REM_ABORT_ERR",    "INV_EECN_ERR",      "INV_EEC_STATE_ERR", "FATAL_ERR",
+    "RESP_TIMEOUT_ERR", "GENERAL_ERR",
+};
+
+constexpr std::array<std::pair<WcOpcode, std::string_view>, 9> kOpcodeNames = {{
+    {WcOpcode::kSend, "SEND"},
+    {WcOpcode::kRdmaWrite, "RDMA_WRITE"},
+    {WcOpcode::kRdmaRead, "RDMA_READ"},
+    {WcOpcode::kCompSwap, "COMP_SWAP"},
+    {WcOpcode::kFetchAdd, "FETCH_ADD"},
+    {WcOpcode::kBindMw, "BIND_MW"},
+    {WcOpcode::kLocalInv, "LOCAL_INV"},
+    {WcOpcode::kRecv, "RECV"},
+    {WcOpcode::kRecvRdmaWithImm, "RECV_RDMA_WITH_IMM"},
+}};
+
+}  // namespace
+
+std::string_view wc_status_name(WcStatus status) {
+  const auto i = static_cast<std::size_t>(status);
+  return i < kStatusNames.size() ? kStatusNames[i] : "UNKNOWN";
+}
+
+std::optional<WcStatus> wc_status_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
+    if (kStatusNames[i] == name) return static_cast<WcStatus>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view wc_opcode_name(WcOpcode opcode) {
+  for (const auto& [op, name] : kOpcodeNames) {
+    if (op == opcode) return name;
+  }
+  return "UNKNOWN";
+}
+
+std::optional<WcOpcode> wc_opcode_from_name(std::string_view name) {
+  for (const auto& [op, n] : kOpcodeNames) {
+    if (n == name) return op;
+  }
+  return std::nullopt;
+}
+
+std::string_view cq_notify_name(CqNotify mode) {
+  switch (mode) {
+    case CqNotify::kNone:
+      return "none";
+    case CqNotify::kNextComp:
+      return "next";
+    case CqNotify::kSolicited:
+      return "solicited";
+  }
+  return "?";
+}
+
+std::optional<std::uint32_t> CompChannel::get_event() {
+  if (events_.empty()) return std::nullopt;
+  const std::uint32_t h = events_.front();
+  events_.pop_front();
+  return h;
+}
+
+Cq::Cq(std::uint32_t handle, std::uint32_t depth, Env env)
+    : handle_(handle), depth_(depth), env_(env) {}
+
+Cq::PushResult Cq::push(const Cqe& cqe, bool solicited) {
+  if (overflowed_) {
+    if (env_.counters) ++env_.counters->cq_overflow;
+    return PushResult::kDropped;
+  }
+  if (entries_.size() >= depth_) {
+    if (env_.overflow_late && !late_lost_) {
+      late_lost_ = true;
+      return PushResult::kDropped;
+    }
+    // The CQ is now in error: one CQ_ERR for it, nothing queued from here on.
+    overflowed_ = true;
+    if (env_.counters) ++env_.counters->cq_overflow;
+    if (env_.events) {
+      env_.events->push(env_.overflow_late ? AsyncEvent{AsyncEventType::kQpFatal, cqe.qp_num}
+                                           : AsyncEvent{AsyncEventType::kCqErr, handle_});
+    }
+    return PushResult::kOverflow;
+  }
+  entries_.push_back(cqe);
+  const bool fires =
+      notify_ == CqNotify::kNextComp ||
+      (notify_ == CqNotify::kSolicited && (solicited || cqe.status != WcStatus::kSuccess));
+  if (fires) {
+    notify_ = CqNotify::kNone;
+    ++comp_events_;
+    if (env_.channel) env_.channel->notify(handle_);
+  }
+  return PushResult::kQueued;
+}
+
+std::vector<Cqe> Cq::poll(std::size_t max) {
+  const std::size_t n = std::min(max, entries_.size());
+  std::vector<Cqe> out(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(n));
+  entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(n));
+  return out;
+}
+
+std::optional<Cqe> Cq::poll_one() {
+  if (entries_.empty()) return std::nullopt;
+  Cqe c = entries_.front();
+  entries_.pop_front();
+  return c;
+}
+
+void Cq::req_notify(bool solicited_only) {
+  if (!solicited_only) {
+    notify_ = CqNotify::kNextComp;
+  } else if (notify_ == CqNotify::kNone) {
+    notify_ = CqNotify::kSolicited;
+  }
+}
+
+std::size_t Cq::purge_qp(std::uint32_t qp_num) {
+  return std::erase_if(entries_, [&](const Cqe& c) { return c.qp_num == qp_num; });
+}
+
+}  // namespace roceconf::target

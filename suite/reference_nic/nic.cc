@@ -1,0 +1,183 @@
+#include "suite/reference_nic/nic.h"
+
+#include "suite/reference_nic/cm_agent.h"
+#include "suite/reference_nic/requester.h"
+#include "suite/reference_nic/responder.h"
+
+namespace roceconf::target {
+
+namespace {
+
+DeviceConfig with_quirks_and_ip(NicConfig& c) {
+  DeviceConfig d = c.device;
+  d.quirks = c.quirks;
+  return d;
+}
+
+bool service_matches(QpType type, Service service) {
+  switch (type) {
+    case QpType::kRc:
+      return service == Service::kRc;
+    case QpType::kUc:
+      return service == Service::kUc;
+    case QpType::kUd:
+    case QpType::kGsi:
+      return service == Service::kUd;
+  }
+  return false;
+}
+
+}  // namespace
+
+Nic::Nic(NicConfig config, Wire::Sink sink)
+    : config_(std::move(config)),
+      device_(with_quirks_and_ip(config_)),
+      wire_(device_.port(), config_.quirks, device_.counters(), std::move(sink), config_.udp_port) {
+  // Our IPv4 address as a RoCEv2 GID, beside the link-local GID 0.
+  const Gid v4 = gid_from_ipv4(config_.ipv4);
+  if (!device_.port().gid_table.find(v4)) (void)device_.port().gid_table.add(v4);
+  responder_ = std::make_unique<Responder>(*this);
+  requester_ = std::make_unique<Requester>(*this);
+  cm_ = std::make_unique<CmAgent>(*this);
+  responder_->on_first_request = [this](std::uint32_t qpn) { cm_->on_comm_est(qpn, now_); };
+}
+
+Nic::~Nic() = default;
+
+void Nic::receive(Bytes frame, std::uint64_t now_ns) {
+  now_ = now_ns;
+  Counters& c = device_.counters();
+  decode_into(rx_, frame, LinkType::kEthernet, {.udp_port = config_.udp_port});
+  // Only RoCEv2 addressed to one of our GIDs is ours; everything else is not for this NIC.
+  if (rx_.framing != Framing::kRoceV2 || !rx_.bth || !rx_.icrc) return;
+  if (rx_.ipv4) {
+    if (rx_.ipv4->dst != config_.ipv4) return;
+  } else if (!rx_.ipv6 || !device_.port().gid_table.find(rx_.ipv6->dst)) {
+    return;
+  }
+  c.rx_packets++;
+  c.rx_bytes += frame.size();
+  // Lengths that disagree leave no trustworthy payload, and an IPv4 header whose checksum fails
+  // is not a datagram for us (RFC 1122 3.2.1.2): drop like hardware does.
+  if (rx_.has(FindingCode::kTruncated) || rx_.has(FindingCode::kIpLength) ||
+      rx_.has(FindingCode::kUdpLength) || rx_.has(FindingCode::kIpVersion) ||
+      rx_.has(FindingCode::kIpChecksum)) {
+    return;
+  }
+  // The ICRC is checked before any key, so a corrupted packet never counts as a key violation.
+  if (!wire_.icrc_accepts(rx_, frame)) {
+    c.icrc_error++;
+    return;
+  }
+  if (rx_.bth->version != 0) return;  // C9-? TVer must be 0: silently dropped
+  dispatch(rx_, frame);
+}
+
+bool Nic::pkey_accepts(std::uint16_t packet_pkey, std::uint16_t qp_pkey) const {
+  if (config_.quirks.has(Quirk::kPkeyUnchecked)) return true;
+  if (config_.quirks.has(Quirk::kPkeyLimitedMatch))
+    return pkey_valid(packet_pkey) && pkey_partition(packet_pkey) == pkey_partition(qp_pkey);
+  return pkey_match(packet_pkey, qp_pkey);
+}
+
+void Nic::dispatch(const Packet& p, Bytes) {
+  Counters& c = device_.counters();
+  const Bth& b = *p.bth;
+  const OpcodeInfo& op = opcode_info(b.opcode);
+  if (!op.valid || op.service == Service::kManufacturer) return;  // reserved opcode: drop
+  if (op.service == Service::kCnp) return;  // congestion control is not modelled
+  if (b.dqpn == 0) return;                  // no QP0 on RoCE
+
+  if (b.dqpn == Device::kGsiQpn) {
+    if (op.service != Service::kUd || !p.deth) return;
+    std::optional<std::uint32_t> index;
+    if (config_.quirks.has(Quirk::kPkeyUnchecked)) {
+      index = 0;
+    } else {
+      index = device_.port().pkey_table.find_match(b.pkey);
+    }
+    if (!index) {
+      c.count_bad_pkey();
+      return;
+    }
+    if (p.deth->qkey != kGsiQkey) {
+      c.qkey_violation++;
+      return;
+    }
+    if (p.mad) cm_->on_mad(p, static_cast<std::uint16_t>(*index), now_);
+    return;
+  }
+
+  Qp* qp = device_.qp(b.dqpn);
+  if (!qp) {
+    c.unknown_qp++;
+    return;
+  }
+  const QpType type = qp->init_attr().qp_type;
+  if (!service_matches(type, op.service) || !qp->can_receive()) return;
+  if (type == QpType::kRc || type == QpType::kUc) {
+    // Connected QPs take packets only from the peer their address vector names.
+    const Gid& peer = qp->attr().ah_attr.dgid;
+    const auto peer_v4 = gid_ipv4(peer);
+    const bool from_peer =
+        p.ipv4 ? (peer_v4 && *peer_v4 == p.ipv4->src) : (p.ipv6 && !peer_v4 && peer == p.ipv6->src);
+    if (!from_peer) return;
+  }
+  const std::optional<std::uint16_t> qp_pkey = qp->pkey();
+  if (!qp_pkey || !pkey_accepts(b.pkey, *qp_pkey)) {
+    c.count_bad_pkey();
+    return;
+  }
+  if (type == QpType::kUd && (!p.deth || p.deth->qkey != qp->attr().qkey)) {
+    c.qkey_violation++;
+    return;
+  }
+  if (op.is_request)
+    responder_->on_request(*qp, p, now_);
+  else
+    requester_->on_response(*qp, p, now_);
+}
+
+void Nic::tick(std::uint64_t now_ns) {
+  now_ = now_ns;
+  requester_->tick(now_ns);
+  cm_->tick(now_ns);
+}
+
+std::optional<std::uint64_t> Nic::next_deadline() const {
+  const auto a = requester_->next_deadline();
+  const auto b = cm_->next_deadline();
+  if (a && b) return std::min(*a, *b);
+  return a ? a : b;
+}
+
+VerbsResult<void> Nic::modify_qp(std::uint32_t qp_num, const QpAttr& attr, QpAttrMask mask) {
+  Qp* qp = device_.qp(qp_num);
+  const QpState from = qp ? qp->state() : QpState::kReset;
+  auto result = device_.modify_qp(qp_num, attr, mask);
+  if (!result) return result;
+  if (qp->state() == QpState::kReset || qp->state() == QpState::kErr) responder_->forget(qp_num);
+  if (qp->state() != from) requester_->on_state_change(*qp, from, now_);
+  return result;
+}
+
+PostResult Nic::post_send(std::uint32_t qp_num, std::span<const SendWr> wrs) {
+  auto result = device_.post_send(qp_num, wrs);
+  if (Qp* qp = device_.qp(qp_num)) requester_->kick(*qp, now_);
+  return result;
+}
+
+PostResult Nic::post_recv(std::uint32_t qp_num, std::span<const RecvWr> wrs) {
+  return device_.post_recv(qp_num, wrs);
+}
+
+VerbsResult<void> Nic::destroy_qp(std::uint32_t qp_num) {
+  auto result = device_.destroy_qp(qp_num);
+  if (result) {
+    responder_->forget(qp_num);
+    requester_->forget(qp_num);
+  }
+  return result;
+}
+
+}  // namespace roceconf::target

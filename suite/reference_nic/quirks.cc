@@ -1,0 +1,68 @@
+#include "suite/reference_nic/quirks.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace roceconf::target {
+
+namespace {
+using enum Quirk;
+constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
+    {kPsnGapAck, "psn-gap-ack", "psn", "a PSN gap is ACKed instead of NAKed"},
+    {kPsnNakRepeat, "psn-nak-repeat", "psn", "a sequence NAK for every out-of-order packet"},
+    {kAckPsnOffByOne, "ack-psn-off-by-one", "psn", "ACKs carry the PSN after the acknowledged one"},
+    {kDupReexecute, "dup-reexecute", "psn", "duplicate SEND/WRITE requests are executed again"},
+    {kMsnStuck, "msn-stuck", "psn", "the AETH MSN never increments"},
+    {kNakCodeSwap, "nak-code-swap", "nak", "NAK codes invalid request and remote access swapped"},
+    {kRnrAsNak, "rnr-as-nak", "nak", "no receive WQE answered with NAK invalid request, not RNR"},
+    {kMtuUnchecked, "mtu-unchecked", "mtu", "payload lengths are not checked against the PMTU"},
+    {kReadRespSplitWrong, "read-resp-split-wrong", "mtu", "READ responses split at PMTU - 4"},
+    {kPkeyUnchecked, "pkey-unchecked", "pkey", "the P_Key is never compared"},
+    {kPkeyLimitedMatch, "pkey-limited-match", "pkey", "two limited members match"},
+    {kIcrcUnchecked, "icrc-unchecked", "icrc", "a bad ICRC is accepted"},
+    {kRejWrongReason, "rej-wrong-reason", "cm", "unknown service ID rejected with reason 3, not 8"},
+    {kTidMismatch, "tid-mismatch", "cm", "CM replies do not echo the transaction ID"},
+    {kRtuRequired, "rtu-required", "cm", "data before the RTU is dropped"},
+    {kQpnReuse, "qpn-reuse", "cm", "concurrent REQs get one QPN"},
+    {kIllegalTransitionAccepted, "illegal-transition-accepted", "qp", "RESET→RTS is allowed"},
+    {kStaleSqOnRts, "stale-sq-on-rts", "qp", "old send queue content is sent on entering RTS"},
+    {kWqePrefetchOverwrite, "wqe-prefetch-overwrite", "qp",
+     "two WQEs under one doorbell: the second overwrites the first"},
+    {kCqOverflowLate, "cq-overflow-late", "cq",
+     "CQ overflow reported one completion late, with the wrong error"},
+    {kIcrcPadExcluded, "icrc-pad-excluded", "icrc", "the ICRC is computed without the pad bytes"},
+    {kSmallBadIcrcAccepted, "small-bad-icrc-accepted", "icrc",
+     "a bad ICRC is not caught on frames shorter than 65 bytes"},
+}};
+}  // namespace
+
+std::span<const QuirkInfo> all_quirks() {
+  return kQuirks;
+}
+
+const QuirkInfo& quirk_info(Quirk q) {
+  return kQuirks[static_cast<std::size_t>(q)];
+}
+
+std::expected<void, std::string> Quirks::enable(std::string_view name) {
+  for (const QuirkInfo& info : kQuirks) {
+    if (info.name == name) {
+      set(info.quirk);
+      return {};
+    }
+  }
+  std::string known;
+  for (const QuirkInfo& info : kQuirks)
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", info.name);
+  return std::unexpected(fmt::format("unknown quirk '{}' (known: {})", name, known));
+}
+
+std::string Quirks::names() const {
+  std::string out;
+  for (const QuirkInfo& info : kQuirks)
+    if (has(info.quirk)) out += fmt::format("{}{}", out.empty() ? "" : ",", info.name);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace roceconf::target

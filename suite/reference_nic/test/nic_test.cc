@@ -1,0 +1,260 @@
+// The NIC's receive pipeline (spec-facts §4.1, §6.5, §7): what is dropped before the transport
+// sees it, which counter moves, and the pipeline-level defects (ICRC and P_Key quirks), plus the
+// resource-level defects the Device applies (CQ overflow, RESET→RTS).
+#include "suite/reference_nic/nic.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "dissector/names.h"
+#include "suite/reference_nic/test/peer_frames.h"
+
+namespace roceconf::target {
+namespace {
+
+using test::kPeerIp;
+using test::kPeerMac;
+constexpr std::uint32_t kPeerQpn = 0x77;
+
+class NicTest : public ::testing::Test {
+ protected:
+  void SetUp() override { make({}); }
+
+  void make(Quirks quirks, std::uint16_t pkey = 0xFFFF) {
+    NicConfig config;
+    config.quirks = quirks;
+    frames_.clear();
+    nic_ = std::make_unique<Nic>(config, [this](std::span<const std::uint8_t> f) {
+      frames_.emplace_back(f.begin(), f.end());
+    });
+    Device& d = nic_->device();
+    if (pkey != 0xFFFF) (void)d.port().pkey_table.set(1, pkey);
+    pd_ = *d.alloc_pd();
+    cq_ = (*d.create_cq(64))->handle();
+    mr_ = *d.reg_mr(MrInit{pd_, 8192, access::kAll, std::nullopt, {}});
+    qpn_ = (*d.create_qp(QpInit{QpType::kRc, pd_, cq_, cq_, QpCap{8, 8, 1, 1}}))->qp_num();
+    using namespace qp_attr;
+    QpAttr a;
+    a.qp_state = QpState::kInit;
+    a.pkey_index = pkey != 0xFFFF ? 1 : 0;
+    a.port_num = 1;
+    a.qp_access_flags = access::kRemote;
+    ASSERT_TRUE(nic_->modify_qp(qpn_, a, kState | kPkeyIndex | kPort | kAccessFlags));
+    a.qp_state = QpState::kRtr;
+    a.ah_attr.dgid = gid_from_ipv4(kPeerIp);
+    a.ah_attr.dmac = kPeerMac;
+    a.path_mtu = PathMtu::k1024;
+    a.dest_qp_num = kPeerQpn;
+    a.rq_psn = 100;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    ASSERT_TRUE(nic_->modify_qp(
+        qpn_, a, kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer));
+    for (std::uint64_t i = 0; i < 4; ++i)
+      ASSERT_TRUE(nic_->post_recv(
+          qpn_, std::vector<RecvWr>{RecvWr{i, {Sge{mr_->addr(), 256, mr_->lkey()}}}}));
+  }
+
+  // A SEND ONLY with AckReq from the peer; `len` bytes of payload (pad follows from it).
+  Packet send(std::uint32_t psn, std::size_t len = 16, std::uint16_t pkey = 0xFFFF) {
+    Packet p = test::peer_packet(nic_->device().port().mac, nic_->config().ipv4,
+                                 opcode::kRcSendOnly, qpn_, psn);
+    p.bth->pkey = pkey;
+    p.bth->ackreq = true;
+    payload_.assign(len, 0x42);
+    p.payload = payload_;
+    return p;
+  }
+
+  // Feeds one frame; returns the frames the NIC sent in reply.
+  std::vector<Packet> feed(const std::vector<std::uint8_t>& frame) {
+    frames_.clear();
+    nic_->receive(frame, ++now_ * 1000);
+    std::vector<Packet> out;
+    for (const auto& f : frames_) out.push_back(decode(f));
+    return out;
+  }
+  bool acked(const std::vector<Packet>& replies, std::uint32_t psn) {
+    return replies.size() == 1 && replies[0].aeth && replies[0].bth->psn == psn &&
+           aeth_type(replies[0].aeth->syndrome) == AethType::kAck;
+  }
+  const Counters& counters() { return nic_->device().counters(); }
+
+  std::unique_ptr<Nic> nic_;
+  std::vector<std::vector<std::uint8_t>> frames_;
+  std::vector<std::uint8_t> payload_;
+  std::uint32_t pd_ = 0, cq_ = 0, qpn_ = 0;
+  Mr* mr_ = nullptr;
+  std::uint64_t now_ = 0;
+};
+
+std::vector<std::uint8_t> corrupt_icrc(std::vector<std::uint8_t> f) {
+  f.back() ^= 0x5A;
+  return f;
+}
+
+TEST_F(NicTest, ValidRequestIsAcked) {
+  EXPECT_TRUE(acked(feed(encode(send(100))), 100));
+  EXPECT_EQ(counters().rx_packets, 1u);
+}
+
+TEST_F(NicTest, BadIcrcIsDroppedSilentlyAndCountedThenTheSamePsnWorks) {
+  EXPECT_TRUE(feed(corrupt_icrc(encode(send(100)))).empty());
+  EXPECT_EQ(counters().icrc_error, 1u);
+  EXPECT_EQ(counters().bad_pkey, 0u);  // checked before the keys: never a key violation
+  EXPECT_TRUE(acked(feed(encode(send(100))), 100));
+}
+
+TEST_F(NicTest, IcrcIsCheckedBeforeThePkey) {
+  EXPECT_TRUE(feed(corrupt_icrc(encode(send(100, 16, 0x1234)))).empty());
+  EXPECT_EQ(counters().icrc_error, 1u);
+  EXPECT_EQ(counters().bad_pkey, 0u);
+}
+
+TEST_F(NicTest, QuirkIcrcUncheckedAcceptsBadIcrc) {
+  Quirks q;
+  q.set(Quirk::kIcrcUnchecked);
+  make(q);
+  EXPECT_TRUE(acked(feed(corrupt_icrc(encode(send(100)))), 100));
+}
+
+TEST_F(NicTest, QuirkSmallBadIcrcAcceptedOnlyBelow65Bytes) {
+  Quirks q;
+  q.set(Quirk::kSmallBadIcrcAccepted);
+  make(q);
+  const auto small = corrupt_icrc(encode(send(100, 4)));  // 14+20+8+12+4+4 = 62 bytes
+  ASSERT_LT(small.size(), 65u);
+  EXPECT_TRUE(acked(feed(small), 100));
+  const auto large = corrupt_icrc(encode(send(101, 64)));
+  EXPECT_TRUE(feed(large).empty());
+  EXPECT_EQ(counters().icrc_error, 1u);
+}
+
+TEST_F(NicTest, QuirkIcrcPadExcludedRejectsCorrectIcrcsWithPadAndSendsWrongOnes) {
+  Quirks q;
+  q.set(Quirk::kIcrcPadExcluded);
+  make(q);
+  // No pad: both computations agree, so the packet passes and the ACK (no payload) checks.
+  const auto replies = feed(encode(send(100, 16)));
+  ASSERT_TRUE(acked(replies, 100));
+  EXPECT_TRUE(replies[0].icrc->ok());
+  // Pad 3: a correct ICRC is refused.
+  EXPECT_TRUE(feed(encode(send(101, 13))).empty());
+  EXPECT_EQ(counters().icrc_error, 1u);
+  // A 13-byte READ response carries pad 3: its ICRC leaves the pad out, so it does not check.
+  Packet read = send(101, 0);
+  read.bth->opcode = opcode::kRcReadRequest;
+  read.reth = Reth{mr_->addr(), mr_->rkey(), 13};
+  const auto response = feed(encode(read));
+  ASSERT_EQ(response.size(), 1u);
+  EXPECT_EQ(response[0].bth->opcode, opcode::kRcReadResponseOnly);
+  EXPECT_EQ(response[0].bth->padcount, 3);
+  EXPECT_FALSE(response[0].icrc->ok());
+}
+
+TEST_F(NicTest, PkeyMismatchIsDroppedAndCountedThenTheQpStillWorks) {
+  EXPECT_TRUE(feed(encode(send(100, 16, 0x1234))).empty());
+  EXPECT_EQ(counters().bad_pkey, 1u);
+  EXPECT_TRUE(acked(feed(encode(send(100))), 100));
+}
+
+TEST_F(NicTest, PkeyMembershipMatrix) {
+  // QP in partition 0x0123 as a limited member.
+  make({}, 0x0123);
+  EXPECT_TRUE(feed(encode(send(100, 16, 0x0123))).empty());      // limited/limited: no match
+  EXPECT_TRUE(acked(feed(encode(send(100, 16, 0x8123))), 100));  // full/limited: match
+  make({}, 0x8123);
+  EXPECT_TRUE(acked(feed(encode(send(100, 16, 0x0123))), 100));  // limited/full: match
+  EXPECT_TRUE(feed(encode(send(101, 16, 0x8124))).empty());      // other partition
+}
+
+TEST_F(NicTest, QuirkPkeyLimitedMatchAcceptsTwoLimitedMembers) {
+  Quirks q;
+  q.set(Quirk::kPkeyLimitedMatch);
+  make(q, 0x0123);
+  EXPECT_TRUE(acked(feed(encode(send(100, 16, 0x0123))), 100));
+  EXPECT_TRUE(feed(encode(send(101, 16, 0x0124))).empty());  // still partition-checked
+}
+
+TEST_F(NicTest, QuirkPkeyUncheckedAcceptsAnyPkey) {
+  Quirks q;
+  q.set(Quirk::kPkeyUnchecked);
+  make(q);
+  EXPECT_TRUE(acked(feed(encode(send(100, 16, 0x1234))), 100));
+  EXPECT_EQ(counters().bad_pkey, 0u);
+}
+
+TEST_F(NicTest, TverReservedOpcodeQp0AndUnknownQpAreDropped) {
+  Packet p = send(100);
+  p.bth->version = 1;
+  EXPECT_TRUE(feed(encode(p)).empty());
+  p = send(100);
+  p.bth->opcode = 0x18;
+  EXPECT_TRUE(feed(encode(p)).empty());
+  p = send(100);
+  p.bth->dqpn = 0;
+  EXPECT_TRUE(feed(encode(p)).empty());
+  p = send(100);
+  p.bth->dqpn = 0x999;
+  EXPECT_TRUE(feed(encode(p)).empty());
+  EXPECT_EQ(counters().unknown_qp, 1u);
+  EXPECT_TRUE(acked(feed(encode(send(100))), 100));  // none of them moved the expected PSN
+}
+
+TEST_F(NicTest, WrongSourceAddressOrServiceIsDropped) {
+  Packet p = send(100);
+  p.ipv4->src = {192, 0, 2, 99};  // not the connected peer
+  EXPECT_TRUE(feed(encode(p)).empty());
+  p = send(100);
+  p.bth->opcode = 0x24;  // UC SEND ONLY to an RC QP
+  EXPECT_TRUE(feed(encode(p)).empty());
+  p = send(100);
+  p.ipv4->dst = {192, 0, 2, 77};  // not our address
+  EXPECT_TRUE(feed(encode(p)).empty());
+  EXPECT_EQ(counters().rx_packets, 2u);  // the last one was never ours
+}
+
+TEST(NicDevice, QuirkIllegalTransitionAcceptedTakesResetToRts) {
+  for (const bool quirk : {false, true}) {
+    NicConfig config;
+    config.quirks.set(Quirk::kIllegalTransitionAccepted, quirk);
+    Nic nic(config, [](std::span<const std::uint8_t>) {});
+    Device& d = nic.device();
+    const std::uint32_t pd = *d.alloc_pd();
+    const std::uint32_t cq = (*d.create_cq(4))->handle();
+    const std::uint32_t qpn =
+        (*d.create_qp(QpInit{QpType::kRc, pd, cq, cq, QpCap{1, 1, 1, 1}}))->qp_num();
+    QpAttr a;
+    a.qp_state = QpState::kRts;
+    const auto r = nic.modify_qp(qpn, a, qp_attr::kState);
+    EXPECT_EQ(r.has_value(), quirk);
+    EXPECT_EQ(d.qp(qpn)->state(), quirk ? QpState::kRts : QpState::kReset);
+  }
+}
+
+TEST(NicDevice, QuirkCqOverflowLateReportsOneCompletionLateAsQpFatal) {
+  for (const bool quirk : {false, true}) {
+    DeviceConfig config;
+    config.quirks.set(Quirk::kCqOverflowLate, quirk);
+    Device d(config);
+    Cq* cq = *d.create_cq(2);
+    for (int i = 0; i < 3; ++i)
+      cq->push(Cqe{.wr_id = static_cast<std::uint64_t>(i), .qp_num = 0x42}, false);
+    auto events = d.async_events();
+    if (!quirk) {
+      ASSERT_EQ(events.size(), 1u);  // at depth+1
+      EXPECT_EQ(events[0].event_type, AsyncEventType::kCqErr);
+      continue;
+    }
+    EXPECT_TRUE(events.empty());  // depth+1 lost silently
+    cq->push(Cqe{.wr_id = 3, .qp_num = 0x42}, false);
+    events = d.async_events();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].event_type, AsyncEventType::kQpFatal);
+    EXPECT_EQ(events[0].element, 0x42u);
+  }
+}
+
+}  // namespace
+}  // namespace roceconf::target
