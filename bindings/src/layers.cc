@@ -185,10 +185,9 @@ struct ClassDecl {
   std::vector<Own> own = {};
   // encode() fills these when not given, though the table does not mark them computed.
   std::vector<std::string> computed = {};
-  // A trailer's table layer shown on this class: its `value` as the trailer's name (BTH.icrc),
-  // its other fields prefixed (BTH.icrc_ok).
-  std::string trailer = {};
-  void (*add_trailer)(Packet&) = nullptr;
+  // Table layers without a class of their own shown on this one (BTH shows payload and icrc):
+  // a `value` by the layer's name (BTH.icrc), other fields prefixed (BTH.icrc_ok).
+  std::vector<std::pair<std::string, void (*)(Packet&)>> guests = {};  // layer, makes it present
   ToFront to_front = nullptr;
   std::vector<AliasSpec> aliases = {};
 };
@@ -272,10 +271,9 @@ std::vector<ClassDecl> header_classes() {
                  OPTIONAL_LAYER(lrh),
                  {{"sl", F("resv2", 2, p.lrh->resv2)}, {"dlid", F("resv5", 5, p.lrh->resv5)}},
                  {},
-                 "vcrc",
-                 [](Packet& p) {
-                   if (!p.vcrc) p.vcrc.emplace();
-                 }});
+                 {{"vcrc", [](Packet& p) {
+                     if (!p.vcrc) p.vcrc.emplace();
+                   }}}});
   }
   d.push_back({"GRH", "Global Route Header (RoCEv1 and native IB).", "grh", OPTIONAL_LAYER(grh)});
   {
@@ -292,15 +290,15 @@ std::vector<ClassDecl> header_classes() {
   d.push_back(
       {"UDP", "UDP header; RoCEv2 uses destination port 4791.", "udp", OPTIONAL_LAYER(udp)});
   d.push_back({"BTH",
-               "Base Transport Header; icrc is the frame's ICRC (computed when not given).",
+               "Base Transport Header; payload_length is the payload's, icrc the frame's ICRC "
+               "(computed when not given).",
                "bth",
                OPTIONAL_LAYER(bth),
                {},
                {},
-               "icrc",
-               [](Packet& p) {
-                 if (!p.icrc) p.icrc.emplace();
-               }});
+               {{"payload", nullptr}, {"icrc", [](Packet& p) {
+                                         if (!p.icrc) p.icrc.emplace();
+                                       }}}});
   {
     const std::string L = "RDETH";
     d.push_back({L,
@@ -353,7 +351,7 @@ std::vector<ClassDecl> all_classes() {
   const std::string L = "Raw";
   d.push_back({L,
                "The payload after the transport headers (without pad and ICRC).",
-               "payload",
+               "",  // its length is BTH.payload_length: there without a payload too
                [](const Packet& p) -> std::size_t { return !p.payload.empty() && !p.mad; },
                [](Packet&) {},
                {{"", F("load", 0, p.payload)}}});
@@ -408,10 +406,10 @@ LayerSpec make_spec(const ClassDecl& c, const std::vector<ClassDecl>& all) {
     }
     s.fields.insert(at, o.field);
   }
-  for (const FieldDef& f : layer_fields(c.trailer))
-    s.fields.push_back(
-        table_field(c.cls, f, f.name == "value" ? c.trailer : c.trailer + "_" + attr_name(f.name),
-                    c.add_trailer, nullptr));
+  for (const auto& [layer, add] : c.guests)
+    for (const FieldDef& f : layer_fields(layer))
+      s.fields.push_back(table_field(
+          c.cls, f, f.name == "value" ? layer : layer + "_" + attr_name(f.name), add, nullptr));
   return s;
 }
 
@@ -515,7 +513,11 @@ void register_layers(py::module_& m) {
                                          f.computed || f.readonly ? py::none() : f.get(p, 0),
                                          f.computed, f.readonly));
           py::list aliases;
-          for (const auto& a : l.aliases) aliases.append(py::make_tuple(a.field.name, a.over));
+          for (const auto& a : l.aliases) {
+            py::list over;
+            for (const auto& f : a.over) over.append(f);
+            aliases.append(py::make_tuple(a.field.name, over));
+          }
           out.append(py::make_tuple(l.cls, l.doc, fields, aliases));
         }
         return out;

@@ -105,6 +105,7 @@ class BTH(Layer):
     ackreq: int
     resv7: int
     psn: int
+    payload_length: Optional[int]  # read-only
     icrc: Optional[int]
     icrc_expected: Optional[int]  # read-only
     icrc_ok: Optional[bool]  # read-only
