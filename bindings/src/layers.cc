@@ -1,19 +1,118 @@
 #include "layers.h"
 
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
+
+#include "dissector/fields.h"
 
 namespace roceconf::python {
 
 namespace {
 
+// ---------------------------------------------------------------------------------------------
+// Fields of the table
+// ---------------------------------------------------------------------------------------------
+
+py::object value_to_py(const FieldValue& v, const FieldDef* f) {
+  if (const auto* n = std::get_if<std::uint64_t>(&v)) return py::int_(*n);
+  if (const auto* b = std::get_if<bool>(&v)) {
+    if (f == nullptr || f->bits == 1) return py::int_(*b ? 1 : 0);  // Scapy's bits read 0/1
+    return py::bool_(*b);                                           // derived: icrc_ok
+  }
+  if (const auto* s = std::get_if<std::string_view>(&v)) return py::str(s->data(), s->size());
+  if (const auto* b = std::get_if<Bytes>(&v))
+    return py::bytes(reinterpret_cast<const char*>(b->data()), b->size());
+  return py::str(address_text(std::get<Address>(v).bytes));
+}
+
+std::size_t address_size(FieldType t) {
+  switch (t) {
+    case FieldType::kMac:
+      return 6;
+    case FieldType::kIpv4:
+      return 4;
+    default:
+      return 16;
+  }
+}
+
+// A layer that repeats (VLAN tags): the table writes its first instance, so instance `i` is
+// swapped to the front for the write and back after it.
+using ToFront = void (*)(Packet&, std::size_t);
+
+class Front {
+ public:
+  Front(Packet& p, std::size_t i, ToFront swap) : p_(p), i_(i), swap_(i > 0 ? swap : nullptr) {
+    if (swap_) swap_(p_, i_);
+  }
+  ~Front() {
+    if (swap_) swap_(p_, i_);
+  }
+  Front(const Front&) = delete;
+  Front& operator=(const Front&) = delete;
+
+ private:
+  Packet& p_;
+  std::size_t i_;
+  ToFront swap_;
+};
+
+// `add_layer`: makes the table's layer present first (a trailer shown on another class).
+FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string attr,
+                      void (*add_layer)(Packet&), ToFront to_front) {
+  FieldSpec s;
+  s.name = std::move(attr);
+  s.computed = f.computed;
+  s.readonly = !f.settable();
+  s.def = &f;
+  s.get = [&f](const Packet& p, std::size_t i) -> py::object {
+    const auto v = f.get(p, i);
+    return v ? value_to_py(*v, &f) : py::none();
+  };
+  s.set = [&f, full = cls + "." + s.name, add_layer, to_front](Packet& p, std::size_t i,
+                                                               py::handle v, Arena& arena) {
+    if (!f.settable()) return;  // derived: encode works it out from the rest
+    if (add_layer) add_layer(p);
+    Front front(p, i, to_front);
+    bool ok = false;
+    if (f.set) {
+      ok = f.set(p, uint_of(v, full, f.type == FieldType::kBool ? 1 : (f.bits ? f.bits : 64)));
+    } else if (f.type == FieldType::kBytes) {
+      ok = f.set_bytes(p, arena.keep(bytes_of(v, full)));
+    } else {
+      std::array<std::uint8_t, 16> a{};
+      const std::size_t n = address_size(f.type);
+      parse_address(v, full, a.data(), n);
+      ok = f.set_bytes(p, Bytes(a.data(), n));
+    }
+    if (!ok) raise("EncodeError", fmt::format("{} does not apply to this packet", full));
+  };
+  return s;
+}
+
+// The Python name of a table field: dots (rdma_cm.port) become underscores.
+std::string attr_name(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '.', '_');
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The classes' own fields: what the table does not declare
+// ---------------------------------------------------------------------------------------------
+
 template <class T>
 py::object to_py(const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
-    return py::int_(v ? 1 : 0);  // Scapy's one-bit fields read as 0/1
+    return py::int_(v ? 1 : 0);
   } else if constexpr (std::is_integral_v<T>) {
     return py::int_(v);
   } else if constexpr (std::is_same_v<T, Bytes>) {
@@ -38,14 +137,12 @@ void from_py(T& ref, py::handle v, const std::string& name, unsigned bits, Arena
 
 // A field read and written through `access(packet, index) -> member&`.
 template <class Access>
-FieldSpec field(const std::string& layer, std::string name, unsigned bits, Access access,
-                bool computed = false) {
+FieldSpec own(const std::string& cls, std::string name, unsigned bits, Access access) {
   FieldSpec f;
   f.name = name;
-  f.computed = computed;
   f.get = [access](const Packet& p, std::size_t i) { return to_py(access(p, i)); };
-  f.set = [access, full = layer + "." + name, bits](Packet& p, std::size_t i, py::handle v,
-                                                    Arena& a) {
+  f.set = [access, full = cls + "." + name, bits](Packet& p, std::size_t i, py::handle v,
+                                                  Arena& a) {
     auto& ref = access(p, i);
     from_py(ref, v, full, bits, a);
   };
@@ -53,24 +150,17 @@ FieldSpec field(const std::string& layer, std::string name, unsigned bits, Acces
 }
 
 #define F(NAME, BITS, EXPR)                                \
-  field(                                                   \
+  own(                                                     \
       L, NAME, BITS, [](auto& p, std::size_t i) -> auto& { \
         (void)i;                                           \
         return EXPR;                                       \
       })
-#define FC(NAME, BITS, EXPR)                               \
-  field(                                                   \
-      L, NAME, BITS, [](auto& p, std::size_t i) -> auto& { \
-        (void)i;                                           \
-        return EXPR;                                       \
-      },                                                   \
-      true)
 
-// A layer held in one std::optional member of Packet.
-#define OPTIONAL_LAYER(MEMBER)                                                     \
-  [](const Packet& p) -> std::size_t { return p.MEMBER ? 1 : 0; }, [](Packet& p) { \
-    if (!p.MEMBER) p.MEMBER.emplace();                                             \
-  }
+// An own field and where it goes: after the field named `after` ("" first).
+struct Own {
+  std::string after;
+  FieldSpec field;
+};
 
 template <class M>
 std::size_t cm_count(const Packet& p) {
@@ -82,446 +172,318 @@ void cm_add(Packet& p) {
   if (!p.mad->cm || !std::holds_alternative<M>(*p.mad->cm)) p.mad->cm = M{};
 }
 
-// The fields of one CM path, prefixed ("primary_", "alternate_").
-#define PATH_FIELDS(PREFIX, PATH)                                                                 \
-  F(PREFIX "local_lid", 0, PATH.local_lid), F(PREFIX "remote_lid", 0, PATH.remote_lid),           \
-      F(PREFIX "local_gid", 0, PATH.local_gid), F(PREFIX "remote_gid", 0, PATH.remote_gid),       \
-      F(PREFIX "flow_label", 20, PATH.flow_label), F(PREFIX "resv_flow", 4, PATH.resv_flow),      \
-      F(PREFIX "traffic_class", 0, PATH.traffic_class), F(PREFIX "hop_limit", 0, PATH.hop_limit), \
-      F(PREFIX "resv_rate", 2, PATH.resv_rate), F(PREFIX "packet_rate", 6, PATH.packet_rate),     \
-      F(PREFIX "sl", 4, PATH.sl), F(PREFIX "subnet_local", 1, PATH.subnet_local),                 \
-      F(PREFIX "resv_sl", 3, PATH.resv_sl),                                                       \
-      F(PREFIX "local_ack_timeout", 5, PATH.local_ack_timeout),                                   \
-      F(PREFIX "resv_ack", 3, PATH.resv_ack)
+// ---------------------------------------------------------------------------------------------
+// The classes: which table layer each shows, and how a packet holds it
+// ---------------------------------------------------------------------------------------------
 
-std::vector<LayerSpec> make_specs() {
-  std::vector<LayerSpec> s;
-  {
-    const std::string L = "Ether";
-    s.push_back({L,
-                 "Ethernet II header.",
-                 {F("dst", 0, p.eth->dst), F("src", 0, p.eth->src), FC("type", 0, p.eth->type)},
-                 OPTIONAL_LAYER(eth)});
+struct ClassDecl {
+  std::string cls;
+  std::string doc;
+  std::string layer;  // the table's layer
+  std::function<std::size_t(const Packet&)> count;
+  std::function<void(Packet&)> add;
+  std::vector<Own> own = {};
+  // encode() fills these when not given, though the table does not mark them computed.
+  std::vector<std::string> computed = {};
+  // Table layers without a class of their own shown on this one (BTH shows payload and icrc):
+  // a `value` by the layer's name (BTH.icrc), other fields prefixed (BTH.icrc_ok).
+  std::vector<std::pair<std::string, void (*)(Packet&)>> guests = {};  // layer, makes it present
+  ToFront to_front = nullptr;
+  std::vector<AliasSpec> aliases = {};
+};
+
+// A layer held in one std::optional member of Packet.
+#define OPTIONAL_LAYER(MEMBER)                                                     \
+  [](const Packet& p) -> std::size_t { return p.MEMBER ? 1 : 0; }, [](Packet& p) { \
+    if (!p.MEMBER) p.MEMBER.emplace();                                             \
   }
+
+AliasSpec ip_tos() {
+  AliasSpec a;
+  a.over = {"dscp", "ecn"};
+  a.field.name = "tos";
+  a.field.get = [](const Packet& p, std::size_t) {
+    return py::int_(p.ipv4->dscp << 2 | p.ipv4->ecn);
+  };
+  a.field.set = [](Packet& p, std::size_t, py::handle v, Arena&) {
+    const auto t = uint_of(v, "IP.tos", 8);
+    p.ipv4->dscp = static_cast<std::uint8_t>(t >> 2);
+    p.ipv4->ecn = static_cast<std::uint8_t>(t & 3);
+  };
+  return a;
+}
+
+AliasSpec ip_flags() {  // Scapy's bits: MF 1, DF 2, evil (reserved) 4; names accepted too
+  AliasSpec a;
+  a.over = {"evil", "df", "mf"};
+  a.field.name = "flags";
+  a.field.get = [](const Packet& p, std::size_t) {
+    return py::int_((p.ipv4->mf ? 1 : 0) | (p.ipv4->df ? 2 : 0) | (p.ipv4->reserved_flag ? 4 : 0));
+  };
+  a.field.set = [](Packet& p, std::size_t, py::handle v, Arena&) {
+    std::uint64_t bits = 0;
+    if (py::isinstance<py::str>(v)) {
+      std::string text = v.cast<std::string>();
+      for (char& c : text)
+        if (c == '|' || c == ',' || c == '+') c = ' ';
+      std::istringstream words(text);
+      for (std::string w; words >> w;) {
+        if (w == "MF")
+          bits |= 1;
+        else if (w == "DF")
+          bits |= 2;
+        else if (w == "evil")
+          bits |= 4;
+        else
+          raise("EncodeError", fmt::format("IP.flags: unknown flag '{}' (MF, DF, evil)", w));
+      }
+    } else {
+      bits = uint_of(v, "IP.flags", 3);
+    }
+    p.ipv4->mf = bits & 1;
+    p.ipv4->df = bits & 2;
+    p.ipv4->reserved_flag = bits & 4;
+  };
+  return a;
+}
+
+#include "layers.mad.inc"
+
+std::vector<ClassDecl> header_classes() {
+  std::vector<ClassDecl> d;
+  d.push_back({"Ether", "Ethernet II header.", "eth", OPTIONAL_LAYER(eth), {}, {"type"}});
   {
     const std::string L = "Dot1Q";
-    s.push_back(
-        {L,
-         "802.1Q (or 802.1ad with tpid=0x88a8) tag; one layer per tag.",
-         {F("prio", 3, p.vlans[i].pcp), F("id", 1, p.vlans[i].dei), F("vlan", 12, p.vlans[i].vid),
-          FC("type", 0, p.vlans[i].type), F("tpid", 0, p.vlans[i].tpid)},
-         [](const Packet& p) { return p.vlans.size(); },
-         [](Packet& p) { p.vlans.emplace_back(); }});
+    d.push_back({L,
+                 "802.1Q (or 802.1ad with tpid=0x88a8) tag; one layer per tag.",
+                 "vlan",
+                 [](const Packet& p) { return p.vlans.size(); },
+                 [](Packet& p) { p.vlans.emplace_back(); },
+                 {{"type", F("tpid", 0, p.vlans[i].tpid)}},
+                 {"type"}});
+    d.back().to_front = [](Packet& p, std::size_t i) { std::swap(p.vlans[0], p.vlans[i]); };
   }
   {
     const std::string L = "LRH";
-    s.push_back(
-        {L,
-         "InfiniBand Local Route Header (native IB); vcrc is the frame's VCRC.",
-         {F("vl", 4, p.lrh->vl), F("lver", 4, p.lrh->lver), F("sl", 4, p.lrh->sl),
-          F("resv2", 2, p.lrh->resv2), F("lnh", 2, p.lrh->lnh), F("dlid", 0, p.lrh->dlid),
-          F("resv5", 5, p.lrh->resv5), FC("pktlen", 11, p.lrh->pkt_len), F("slid", 0, p.lrh->slid)},
-         OPTIONAL_LAYER(lrh)});
-    FieldSpec vcrc;
-    vcrc.name = "vcrc";
-    vcrc.computed = true;
-    vcrc.get = [](const Packet& p, std::size_t) -> py::object {
-      return p.vcrc ? py::object(py::int_(p.vcrc->value)) : py::none();
-    };
-    vcrc.set = [](Packet& p, std::size_t, py::handle v, Arena&) {
-      p.vcrc = Vcrc{static_cast<std::uint16_t>(uint_of(v, "LRH.vcrc", 16)), 0};
-    };
-    s.back().fields.push_back(vcrc);
+    d.push_back({L,
+                 "InfiniBand Local Route Header (native IB); vcrc is the frame's VCRC.",
+                 "lrh",
+                 OPTIONAL_LAYER(lrh),
+                 {{"sl", F("resv2", 2, p.lrh->resv2)}, {"dlid", F("resv5", 5, p.lrh->resv5)}},
+                 {},
+                 {{"vcrc", [](Packet& p) {
+                     if (!p.vcrc) p.vcrc.emplace();
+                   }}}});
   }
-  {
-    const std::string L = "GRH";
-    s.push_back({L,
-                 "Global Route Header (RoCEv1 and native IB).",
-                 {F("ipver", 4, p.grh->ip_version), F("tclass", 0, p.grh->traffic_class),
-                  F("flowlabel", 20, p.grh->flow_label), FC("paylen", 0, p.grh->pay_len),
-                  F("nexthdr", 0, p.grh->next_header), F("hoplmt", 0, p.grh->hop_limit),
-                  F("sgid", 0, p.grh->sgid), F("dgid", 0, p.grh->dgid)},
-                 OPTIONAL_LAYER(grh)});
-  }
+  d.push_back({"GRH", "Global Route Header (RoCEv1 and native IB).", "grh", OPTIONAL_LAYER(grh)});
   {
     const std::string L = "IP";
-    LayerSpec ip{L,
-                 "IPv4 header (RoCEv2).",
-                 {F("version", 4, p.ipv4->version), F("ihl", 4, p.ipv4->ihl)},
-                 OPTIONAL_LAYER(ipv4)};
-    FieldSpec tos;
-    tos.name = "tos";
-    tos.get = [](const Packet& p, std::size_t) {
-      return py::int_(p.ipv4->dscp << 2 | p.ipv4->ecn);
-    };
-    tos.set = [](Packet& p, std::size_t, py::handle v, Arena&) {
-      const auto t = uint_of(v, "IP.tos", 8);
-      p.ipv4->dscp = static_cast<std::uint8_t>(t >> 2);
-      p.ipv4->ecn = static_cast<std::uint8_t>(t & 3);
-    };
-    ip.fields.push_back(tos);
-    ip.fields.push_back(FC("len", 0, p.ipv4->total_length));
-    ip.fields.push_back(F("id", 0, p.ipv4->id));
-    FieldSpec flags;  // Scapy's bits: MF 1, DF 2, evil (reserved) 4; names accepted too
-    flags.name = "flags";
-    flags.get = [](const Packet& p, std::size_t) {
-      return py::int_((p.ipv4->mf ? 1 : 0) | (p.ipv4->df ? 2 : 0) |
-                      (p.ipv4->reserved_flag ? 4 : 0));
-    };
-    flags.set = [](Packet& p, std::size_t, py::handle v, Arena&) {
-      std::uint64_t bits = 0;
-      if (py::isinstance<py::str>(v)) {
-        std::string text = v.cast<std::string>();
-        for (char& c : text)
-          if (c == '|' || c == ',' || c == '+') c = ' ';
-        std::istringstream words(text);
-        for (std::string w; words >> w;) {
-          if (w == "MF")
-            bits |= 1;
-          else if (w == "DF")
-            bits |= 2;
-          else if (w == "evil")
-            bits |= 4;
-          else
-            raise("EncodeError", fmt::format("IP.flags: unknown flag '{}' (MF, DF, evil)", w));
-        }
-      } else {
-        bits = uint_of(v, "IP.flags", 3);
-      }
-      p.ipv4->mf = bits & 1;
-      p.ipv4->df = bits & 2;
-      p.ipv4->reserved_flag = bits & 4;
-    };
-    ip.fields.push_back(flags);
-    for (auto f :
-         {F("frag", 13, p.ipv4->frag_offset), F("ttl", 0, p.ipv4->ttl),
-          F("proto", 0, p.ipv4->protocol), FC("chksum", 0, p.ipv4->checksum),
-          F("src", 0, p.ipv4->src), F("dst", 0, p.ipv4->dst), F("options", 0, p.ipv4_options)})
-      ip.fields.push_back(f);
-    s.push_back(ip);
-  }
-  {
-    const std::string L = "IPv6";
-    s.push_back({L,
-                 "IPv6 header (RoCEv2).",
-                 {F("version", 4, p.ipv6->version), F("tc", 0, p.ipv6->traffic_class),
-                  F("fl", 20, p.ipv6->flow_label), FC("plen", 0, p.ipv6->payload_length),
-                  F("nh", 0, p.ipv6->next_header), F("hlim", 0, p.ipv6->hop_limit),
-                  F("src", 0, p.ipv6->src), F("dst", 0, p.ipv6->dst)},
-                 OPTIONAL_LAYER(ipv6)});
-  }
-  {
-    const std::string L = "UDP";
-    s.push_back({L,
-                 "UDP header; RoCEv2 uses destination port 4791.",
-                 {F("sport", 0, p.udp->sport), F("dport", 0, p.udp->dport),
-                  FC("len", 0, p.udp->length), F("chksum", 0, p.udp->checksum)},
-                 OPTIONAL_LAYER(udp)});
-  }
-  {
-    const std::string L = "BTH";
-    s.push_back(
+    d.push_back(
         {L,
-         "Base Transport Header; icrc is the frame's ICRC (computed when not given).",
-         {F("opcode", 0, p.bth->opcode), F("solicited", 1, p.bth->solicited),
-          F("migreq", 1, p.bth->migreq), FC("padcount", 2, p.bth->padcount),
-          F("version", 4, p.bth->version), F("pkey", 0, p.bth->pkey), F("fecn", 1, p.bth->fecn),
-          F("becn", 1, p.bth->becn), F("resv6", 6, p.bth->resv6), F("dqpn", 24, p.bth->dqpn),
-          F("ackreq", 1, p.bth->ackreq), F("resv7", 7, p.bth->resv7), F("psn", 24, p.bth->psn)},
-         OPTIONAL_LAYER(bth)});
-    FieldSpec icrc;
-    icrc.name = "icrc";
-    icrc.computed = true;
-    icrc.get = [](const Packet& p, std::size_t) -> py::object {
-      return p.icrc ? py::object(py::int_(p.icrc->value)) : py::none();
-    };
-    icrc.set = [](Packet& p, std::size_t, py::handle v, Arena&) {
-      p.icrc = Icrc{static_cast<std::uint32_t>(uint_of(v, "BTH.icrc", 32)), 0};
-    };
-    s.back().fields.push_back(icrc);
+         "IPv4 header (RoCEv2); tos and flags are views over dscp/ecn and evil/df/mf.",
+         "ipv4",
+         OPTIONAL_LAYER(ipv4),
+         {{"id", F("evil", 1, p.ipv4->reserved_flag)}, {"dst", F("options", 0, p.ipv4_options)}}});
+    d.back().aliases = {ip_tos(), ip_flags()};
   }
+  d.push_back({"IPv6", "IPv6 header (RoCEv2).", "ipv6", OPTIONAL_LAYER(ipv6)});
+  d.push_back(
+      {"UDP", "UDP header; RoCEv2 uses destination port 4791.", "udp", OPTIONAL_LAYER(udp)});
+  d.push_back({"BTH",
+               "Base Transport Header; payload_length is the payload's, icrc the frame's ICRC "
+               "(computed when not given).",
+               "bth",
+               OPTIONAL_LAYER(bth),
+               {},
+               {},
+               {{"payload", nullptr}, {"icrc", [](Packet& p) {
+                                         if (!p.icrc) p.icrc.emplace();
+                                       }}}});
   {
     const std::string L = "RDETH";
-    s.push_back({L,
+    d.push_back({L,
                  "Reliable Datagram ETH.",
-                 {F("resv", 0, p.rdeth->resv), F("eecnxt", 24, p.rdeth->eecnxt)},
-                 OPTIONAL_LAYER(rdeth)});
+                 "rdeth",
+                 OPTIONAL_LAYER(rdeth),
+                 {{"", F("resv", 0, p.rdeth->resv)}}});
   }
   {
     const std::string L = "DETH";
-    s.push_back(
-        {L,
-         "Datagram ETH (UD): Q_Key and source QP.",
-         {F("qkey", 0, p.deth->qkey), F("resv", 0, p.deth->resv), F("srcqp", 24, p.deth->srcqp)},
-         OPTIONAL_LAYER(deth)});
+    d.push_back({L,
+                 "Datagram ETH (UD): Q_Key and source QP.",
+                 "deth",
+                 OPTIONAL_LAYER(deth),
+                 {{"qkey", F("resv", 0, p.deth->resv)}}});
   }
   {
     const std::string L = "XRCETH";
-    s.push_back({L,
+    d.push_back({L,
                  "XRC ETH: the destination XRC SRQ.",
-                 {F("resv", 0, p.xrceth->resv), F("xrcsrq", 24, p.xrceth->xrcsrq)},
-                 OPTIONAL_LAYER(xrceth)});
+                 "xrceth",
+                 OPTIONAL_LAYER(xrceth),
+                 {{"", F("resv", 0, p.xrceth->resv)}}});
   }
-  {
-    const std::string L = "RETH";
-    s.push_back(
-        {L,
-         "RDMA ETH; dmalen is the payload length on ONLY writes when not given.",
-         {F("va", 0, p.reth->va), F("rkey", 0, p.reth->rkey), FC("dmalen", 0, p.reth->dmalen)},
-         OPTIONAL_LAYER(reth)});
-  }
-  {
-    const std::string L = "AtomicETH";
-    s.push_back({L,
-                 "Atomic ETH (COMPARE_SWAP, FETCH_ADD).",
-                 {F("va", 0, p.atomiceth->va), F("rkey", 0, p.atomiceth->rkey),
-                  F("swap_add", 0, p.atomiceth->swap_add), F("compare", 0, p.atomiceth->compare)},
-                 OPTIONAL_LAYER(atomiceth)});
-  }
-  {
-    const std::string L = "AETH";
-    s.push_back({L,
-                 "ACK ETH: syndrome (ACK, RNR NAK, NAK with its code) and MSN.",
-                 {F("syndrome", 0, p.aeth->syndrome), F("msn", 24, p.aeth->msn)},
-                 OPTIONAL_LAYER(aeth)});
-  }
-  {
-    const std::string L = "AtomicAckETH";
-    s.push_back({L,
-                 "Atomic ACK ETH: the original remote data.",
-                 {F("orig", 0, p.atomicacketh->orig)},
-                 OPTIONAL_LAYER(atomicacketh)});
-  }
-  {
-    const std::string L = "ImmDt";
-    s.push_back({L, "Immediate data.", {F("imm", 0, p.immdt->imm)}, OPTIONAL_LAYER(immdt)});
-  }
-  {
-    const std::string L = "IETH";
-    s.push_back({L, "Invalidate ETH.", {F("rkey", 0, p.ieth->rkey)}, OPTIONAL_LAYER(ieth)});
-  }
+  d.push_back({"RETH",
+               "RDMA ETH; dmalen is the payload length on ONLY writes when not given.",
+               "reth",
+               OPTIONAL_LAYER(reth),
+               {},
+               {"dmalen"}});
+  d.push_back({"AtomicETH", "Atomic ETH (COMPARE_SWAP, FETCH_ADD).", "atomiceth",
+               OPTIONAL_LAYER(atomiceth)});
+  d.push_back({"AETH", "ACK ETH: syndrome (ACK, RNR NAK, NAK with its code) and MSN.", "aeth",
+               OPTIONAL_LAYER(aeth)});
+  d.push_back({"AtomicAckETH", "Atomic ACK ETH: the original remote data.", "atomicacketh",
+               OPTIONAL_LAYER(atomicacketh)});
+  d.push_back({"ImmDt", "Immediate data.", "immdt", OPTIONAL_LAYER(immdt)});
+  d.push_back({"IETH", "Invalidate ETH.", "ieth", OPTIONAL_LAYER(ieth)});
   {
     const std::string L = "FETH";
-    s.push_back({L,
-                 "FLUSH ETH.",
-                 {F("resv", 26, p.feth->resv), F("sel", 2, p.feth->sel), F("plt", 4, p.feth->plt)},
-                 OPTIONAL_LAYER(feth)});
+    d.push_back(
+        {L, "FLUSH ETH.", "feth", OPTIONAL_LAYER(feth), {{"", F("resv", 26, p.feth->resv)}}});
   }
-  {
-    const std::string L = "MAD";
-    s.push_back({L,
-                 "MAD common header (QP1); attr_id follows the CM message when one is stacked.",
-                 {F("base_version", 0, p.mad->header.base_version),
-                  F("mgmt_class", 0, p.mad->header.mgmt_class),
-                  F("class_version", 0, p.mad->header.class_version),
-                  F("method", 0, p.mad->header.method), F("status", 0, p.mad->header.status),
-                  F("class_specific", 0, p.mad->header.class_specific),
-                  F("tid", 0, p.mad->header.tid), F("attr_id", 0, p.mad->header.attr_id),
-                  F("resv", 0, p.mad->header.resv), F("attr_mod", 0, p.mad->header.attr_mod)},
-                 OPTIONAL_LAYER(mad)});
+  return d;
+}
+
+std::vector<ClassDecl> all_classes() {
+  std::vector<ClassDecl> d = header_classes();
+  for (auto& c : mad_classes()) d.push_back(std::move(c));
+  const std::string L = "Raw";
+  d.push_back({L,
+               "The payload after the transport headers (without pad and ICRC).",
+               "",  // its length is BTH.payload_length: there without a payload too
+               [](const Packet& p) -> std::size_t { return !p.payload.empty() && !p.mad; },
+               [](Packet&) {},
+               {{"", F("load", 0, p.payload)}}});
+  return d;
+}
+
+// The table's fields of `layer` a class shows. A layer several classes share (cm: one class
+// per message) gives each the fields its message has, read on a default instance; a field no
+// default instance has (rdma_cm's, which depend on the service ID) goes with the field before
+// it, as the table lists each message's fields together.
+std::vector<const FieldDef*> fields_of(const ClassDecl& c, const std::vector<ClassDecl>& all) {
+  std::vector<const ClassDecl*> sharing;
+  for (const auto& o : all)
+    if (o.layer == c.layer) sharing.push_back(&o);
+  const auto table = layer_fields(c.layer);
+  std::vector<const FieldDef*> out;
+  if (sharing.size() <= 1) {
+    for (const FieldDef& f : table) out.push_back(&f);
+    return out;
   }
-#define CM(TYPE) std::get<TYPE>(*p.mad->cm)
-#define CM_LAYER(TYPE) cm_count<TYPE>, cm_add<TYPE>
-  {
-    const std::string L = "REQ";
-    s.push_back({L,
-                 "CM REQ (IBA Table 106).",
-                 {F("local_comm_id", 0, CM(CmReq).local_comm_id),
-                  F("resv4", 0, CM(CmReq).resv4),
-                  F("vendor_id", 24, CM(CmReq).vendor_id),
-                  F("service_id", 0, CM(CmReq).service_id),
-                  F("local_ca_guid", 0, CM(CmReq).local_ca_guid),
-                  F("resv24", 0, CM(CmReq).resv24),
-                  F("local_qkey", 0, CM(CmReq).local_qkey),
-                  F("local_qpn", 24, CM(CmReq).local_qpn),
-                  F("responder_resources", 0, CM(CmReq).responder_resources),
-                  F("local_eecn", 24, CM(CmReq).local_eecn),
-                  F("initiator_depth", 0, CM(CmReq).initiator_depth),
-                  F("remote_eecn", 24, CM(CmReq).remote_eecn),
-                  F("remote_cm_response_timeout", 5, CM(CmReq).remote_cm_response_timeout),
-                  F("transport_type", 2, CM(CmReq).transport_type),
-                  F("end_to_end_flow_control", 1, CM(CmReq).end_to_end_flow_control),
-                  F("starting_psn", 24, CM(CmReq).starting_psn),
-                  F("local_cm_response_timeout", 5, CM(CmReq).local_cm_response_timeout),
-                  F("retry_count", 3, CM(CmReq).retry_count),
-                  F("pkey", 0, CM(CmReq).pkey),
-                  F("path_mtu", 4, CM(CmReq).path_mtu),
-                  F("rdc_exists", 1, CM(CmReq).rdc_exists),
-                  F("rnr_retry_count", 3, CM(CmReq).rnr_retry_count),
-                  F("max_cm_retries", 4, CM(CmReq).max_cm_retries),
-                  F("srq", 1, CM(CmReq).srq),
-                  F("extended_transport_type", 3, CM(CmReq).extended_transport_type),
-                  PATH_FIELDS("primary_", CM(CmReq).primary),
-                  PATH_FIELDS("alternate_", CM(CmReq).alternate),
-                  F("sap_supported", 1, CM(CmReq).sap_supported),
-                  F("private_data", 0, CM(CmReq).private_data)},
-                 CM_LAYER(CmReq)});
+  std::vector<Packet> probes(sharing.size());
+  for (std::size_t k = 0; k < sharing.size(); ++k) sharing[k]->add(probes[k]);
+  const std::size_t self = std::ranges::find(sharing, &c) - sharing.begin();
+  std::vector<bool> before(sharing.size(), true);
+  for (const FieldDef& f : table) {
+    std::vector<bool> owners(sharing.size());
+    for (std::size_t k = 0; k < sharing.size(); ++k) owners[k] = f.get(probes[k], 0).has_value();
+    if (std::ranges::find(owners, true) == owners.end()) owners = before;
+    if (owners[self]) out.push_back(&f);
+    before = std::move(owners);
   }
-  {
-    const std::string L = "MRA";
-    s.push_back({L,
-                 "CM MRA (IBA Table 107).",
-                 {F("local_comm_id", 0, CM(CmMra).local_comm_id),
-                  F("remote_comm_id", 0, CM(CmMra).remote_comm_id),
-                  F("message_mraed", 2, CM(CmMra).message_mraed), F("resv8", 6, CM(CmMra).resv8),
-                  F("service_timeout", 5, CM(CmMra).service_timeout),
-                  F("resv9", 3, CM(CmMra).resv9), F("private_data", 0, CM(CmMra).private_data)},
-                 CM_LAYER(CmMra)});
+  return out;
+}
+
+LayerSpec make_spec(const ClassDecl& c, const std::vector<ClassDecl>& all) {
+  LayerSpec s{c.cls, c.doc, c.layer, {}, c.aliases, c.count, c.add};
+  std::set<std::string> table_names;
+  for (const FieldDef& f : layer_fields(c.layer)) table_names.insert(attr_name(f.name));
+  for (const FieldDef* f : fields_of(c, all)) {
+    s.fields.push_back(table_field(c.cls, *f, attr_name(f->name), nullptr, c.to_front));
+    if (std::ranges::find(c.computed, s.fields.back().name) != c.computed.end())
+      s.fields.back().computed = true;
   }
-  {
-    const std::string L = "REJ";
-    s.push_back(
-        {L,
-         "CM REJ (IBA Table 108).",
-         {F("local_comm_id", 0, CM(CmRej).local_comm_id),
-          F("remote_comm_id", 0, CM(CmRej).remote_comm_id),
-          F("message_rejected", 2, CM(CmRej).message_rejected), F("resv8", 6, CM(CmRej).resv8),
-          F("reject_info_length", 7, CM(CmRej).reject_info_length), F("resv9", 1, CM(CmRej).resv9),
-          F("reason", 0, CM(CmRej).reason), F("ari", 0, CM(CmRej).ari),
-          F("private_data", 0, CM(CmRej).private_data)},
-         CM_LAYER(CmRej)});
+  // Own fields, unless the table has one of the name (then its declaration wins).
+  for (const Own& o : c.own) {
+    if (table_names.contains(o.field.name)) continue;
+    auto at = s.fields.begin();
+    if (!o.after.empty()) {
+      at = std::find_if(s.fields.begin(), s.fields.end(),
+                        [&o](const FieldSpec& f) { return f.name == o.after; });
+      at = at == s.fields.end() ? at : at + 1;
+    }
+    s.fields.insert(at, o.field);
   }
-  {
-    const std::string L = "REP";
-    s.push_back(
-        {L,
-         "CM REP (IBA Table 110).",
-         {F("local_comm_id", 0, CM(CmRep).local_comm_id),
-          F("remote_comm_id", 0, CM(CmRep).remote_comm_id),
-          F("local_qkey", 0, CM(CmRep).local_qkey), F("local_qpn", 24, CM(CmRep).local_qpn),
-          F("vendor_id", 24, CM(CmRep).vendor_id), F("local_eecn", 24, CM(CmRep).local_eecn),
-          F("starting_psn", 24, CM(CmRep).starting_psn),
-          F("responder_resources", 0, CM(CmRep).responder_resources),
-          F("initiator_depth", 0, CM(CmRep).initiator_depth),
-          F("target_ack_delay", 5, CM(CmRep).target_ack_delay),
-          F("failover_accepted", 2, CM(CmRep).failover_accepted),
-          F("end_to_end_flow_control", 1, CM(CmRep).end_to_end_flow_control),
-          F("rnr_retry_count", 3, CM(CmRep).rnr_retry_count), F("srq", 1, CM(CmRep).srq),
-          F("resv27", 4, CM(CmRep).resv27), F("local_ca_guid", 0, CM(CmRep).local_ca_guid),
-          F("private_data", 0, CM(CmRep).private_data)},
-         CM_LAYER(CmRep)});
-  }
-  {
-    const std::string L = "RTU";
-    s.push_back({L,
-                 "CM RTU (IBA Table 111).",
-                 {F("local_comm_id", 0, CM(CmRtu).local_comm_id),
-                  F("remote_comm_id", 0, CM(CmRtu).remote_comm_id),
-                  F("private_data", 0, CM(CmRtu).private_data)},
-                 CM_LAYER(CmRtu)});
-  }
-  {
-    const std::string L = "DREQ";
-    s.push_back({L,
-                 "CM DREQ (IBA Table 112).",
-                 {F("local_comm_id", 0, CM(CmDreq).local_comm_id),
-                  F("remote_comm_id", 0, CM(CmDreq).remote_comm_id),
-                  F("remote_qpn", 24, CM(CmDreq).remote_qpn), F("resv11", 0, CM(CmDreq).resv11),
-                  F("private_data", 0, CM(CmDreq).private_data)},
-                 CM_LAYER(CmDreq)});
-  }
-  {
-    const std::string L = "DREP";
-    s.push_back({L,
-                 "CM DREP (IBA Table 113).",
-                 {F("local_comm_id", 0, CM(CmDrep).local_comm_id),
-                  F("remote_comm_id", 0, CM(CmDrep).remote_comm_id),
-                  F("private_data", 0, CM(CmDrep).private_data)},
-                 CM_LAYER(CmDrep)});
-  }
-  {
-    const std::string L = "SIDR_REQ";
-    s.push_back({L,
-                 "CM SIDR_REQ (IBA Table 119).",
-                 {F("request_id", 0, CM(CmSidrReq).request_id), F("pkey", 0, CM(CmSidrReq).pkey),
-                  F("resv6", 0, CM(CmSidrReq).resv6), F("service_id", 0, CM(CmSidrReq).service_id),
-                  F("private_data", 0, CM(CmSidrReq).private_data)},
-                 CM_LAYER(CmSidrReq)});
-  }
-  {
-    const std::string L = "SIDR_REP";
-    s.push_back({L,
-                 "CM SIDR_REP (IBA Table 120).",
-                 {F("request_id", 0, CM(CmSidrRep).request_id),
-                  F("sidr_status", 0, CM(CmSidrRep).sidr_status),
-                  F("additional_info_length", 0, CM(CmSidrRep).additional_info_length),
-                  F("vendor_id", 24, CM(CmSidrRep).vendor_id), F("qpn", 24, CM(CmSidrRep).qpn),
-                  F("service_id", 0, CM(CmSidrRep).service_id), F("qkey", 0, CM(CmSidrRep).qkey),
-                  F("additional_info", 0, CM(CmSidrRep).additional_info),
-                  F("private_data", 0, CM(CmSidrRep).private_data)},
-                 CM_LAYER(CmSidrRep)});
-  }
-  {
-    const std::string L = "LAP";
-    s.push_back({L,
-                 "CM LAP (IBA Table 115).",
-                 {F("local_comm_id", 0, CM(CmLap).local_comm_id),
-                  F("remote_comm_id", 0, CM(CmLap).remote_comm_id), F("resv8", 0, CM(CmLap).resv8),
-                  F("remote_qpn", 24, CM(CmLap).remote_qpn),
-                  F("remote_cm_response_timeout", 5, CM(CmLap).remote_cm_response_timeout),
-                  F("resv15", 3, CM(CmLap).resv15), F("resv16", 0, CM(CmLap).resv16),
-                  PATH_FIELDS("alternate_", CM(CmLap).alternate),
-                  F("private_data", 0, CM(CmLap).private_data)},
-                 CM_LAYER(CmLap)});
-  }
-  {
-    const std::string L = "APR";
-    s.push_back({L,
-                 "CM APR (IBA Table 116).",
-                 {F("local_comm_id", 0, CM(CmApr).local_comm_id),
-                  F("remote_comm_id", 0, CM(CmApr).remote_comm_id),
-                  F("additional_info_length", 0, CM(CmApr).additional_info_length),
-                  F("ap_status", 0, CM(CmApr).ap_status), F("resv10", 0, CM(CmApr).resv10),
-                  F("additional_info", 0, CM(CmApr).additional_info),
-                  F("private_data", 0, CM(CmApr).private_data)},
-                 CM_LAYER(CmApr)});
-  }
-  {
-    const std::string L = "ClassPortInfo";
-    s.push_back({L,
-                 "CM ClassPortInfo (IBA 13.4.8.1).",
-                 {F("base_version", 0, CM(ClassPortInfo).base_version),
-                  F("class_version", 0, CM(ClassPortInfo).class_version),
-                  F("capability_mask", 0, CM(ClassPortInfo).capability_mask),
-                  F("capability_mask2", 27, CM(ClassPortInfo).capability_mask2),
-                  F("resp_time_value", 5, CM(ClassPortInfo).resp_time_value),
-                  F("redirect_gid", 0, CM(ClassPortInfo).redirect_gid),
-                  F("redirect_tc", 0, CM(ClassPortInfo).redirect_tc),
-                  F("redirect_sl", 4, CM(ClassPortInfo).redirect_sl),
-                  F("redirect_flow_label", 20, CM(ClassPortInfo).redirect_flow_label),
-                  F("redirect_lid", 0, CM(ClassPortInfo).redirect_lid),
-                  F("redirect_pkey", 0, CM(ClassPortInfo).redirect_pkey),
-                  F("resv32", 0, CM(ClassPortInfo).resv32),
-                  F("redirect_qp", 24, CM(ClassPortInfo).redirect_qp),
-                  F("redirect_qkey", 0, CM(ClassPortInfo).redirect_qkey),
-                  F("trap_gid", 0, CM(ClassPortInfo).trap_gid),
-                  F("trap_tc", 0, CM(ClassPortInfo).trap_tc),
-                  F("trap_sl", 0, CM(ClassPortInfo).trap_sl),
-                  F("trap_flow_label", 20, CM(ClassPortInfo).trap_flow_label),
-                  F("trap_lid", 0, CM(ClassPortInfo).trap_lid),
-                  F("trap_pkey", 0, CM(ClassPortInfo).trap_pkey),
-                  F("trap_hop_limit", 0, CM(ClassPortInfo).trap_hop_limit),
-                  F("trap_qp", 24, CM(ClassPortInfo).trap_qp),
-                  F("trap_qkey", 0, CM(ClassPortInfo).trap_qkey),
-                  F("reserved", 0, CM(ClassPortInfo).reserved)},
-                 CM_LAYER(ClassPortInfo)});
-  }
-  {
-    const std::string L = "Raw";
-    s.push_back({L,
-                 "The payload after the transport headers (without pad and ICRC).",
-                 {F("load", 0, p.payload)},
-                 [](const Packet& p) -> std::size_t { return !p.payload.empty() && !p.mad; },
-                 [](Packet&) {}});
-  }
+  for (const auto& [layer, add] : c.guests)
+    for (const FieldDef& f : layer_fields(layer))
+      s.fields.push_back(table_field(
+          c.cls, f, f.name == "value" ? layer : layer + "_" + attr_name(f.name), add, nullptr));
   return s;
 }
+
+std::vector<LayerSpec> make_specs() {
+  const std::vector<ClassDecl> all = all_classes();
+  std::vector<LayerSpec> out;
+  for (const ClassDecl& c : all) out.push_back(make_spec(c, all));
+  return out;
+}
+
+std::string_view type_name(FieldType t) {
+  switch (t) {
+    case FieldType::kUnsigned:
+      return "unsigned";
+    case FieldType::kBool:
+      return "bool";
+    case FieldType::kName:
+      return "name";
+    case FieldType::kBytes:
+      return "bytes";
+    case FieldType::kMac:
+      return "mac";
+    case FieldType::kIpv4:
+      return "ipv4";
+    case FieldType::kIpv6:
+      return "ipv6";
+  }
+  return "unsigned";
+}
+
+// A packet holding one default instance of `spec` with `values` (fields of it) set.
+Packet packet_with(const LayerSpec& spec, const std::vector<std::string>& names,
+                   const py::dict& values, Arena& arena) {
+  Packet p;
+  spec.add(p);
+  for (const auto& name : names) {
+    const FieldSpec* f = spec.field(name);
+    if (!f || !values.contains(name.c_str())) continue;
+    const py::object v = values[name.c_str()];
+    if (!v.is_none()) f->set(p, 0, v, arena);
+  }
+  return p;
+}
+
+const AliasSpec& alias_of(const std::string& cls, const std::string& name) {
+  if (const LayerSpec* spec = find_layer(cls))
+    for (const AliasSpec& a : spec->aliases)
+      if (a.field.name == name) return a;
+  raise("EncodeError", fmt::format("{} has no field '{}'", cls, name));
+}
+
+class Collect : public FieldSink {
+ public:
+  explicit Collect(py::list& out) : out_(out) {}
+  void field(std::string_view layer, std::string_view name, const FieldValue& v) override {
+    std::string key(layer);
+    key.append(".").append(name);
+    const FieldDef* f = find_field(key);
+    out_.append(py::make_tuple(py::str(layer.data(), layer.size()),
+                               py::str(name.data(), name.size()),
+                               value_to_py(v, f && f->layer == layer ? f : nullptr)));
+  }
+
+ private:
+  py::list& out_;
+};
 
 }  // namespace
 
 const FieldSpec* LayerSpec::field(std::string_view name) const {
   for (const auto& f : fields)
     if (f.name == name) return &f;
+  for (const auto& a : aliases)
+    if (a.field.name == name) return &a.field;
   return nullptr;
 }
 
@@ -537,7 +499,7 @@ const LayerSpec* find_layer(std::string_view cls) {
 }
 
 void register_layers(py::module_& m) {
-  // [(class name, doc, [(field, default, computed)])]: errors.py's classes are built from it.
+  // [(class, doc, [(field, default, computed, readonly)], [alias])]: packet.py's classes.
   m.def(
       "layer_table",
       [] {
@@ -547,13 +509,92 @@ void register_layers(py::module_& m) {
           l.add(p);
           py::list fields;
           for (const auto& f : l.fields)
-            fields.append(
-                py::make_tuple(f.name, f.computed ? py::none() : f.get(p, 0), f.computed));
-          out.append(py::make_tuple(l.cls, l.doc, fields));
+            fields.append(py::make_tuple(f.name,
+                                         f.computed || f.readonly ? py::none() : f.get(p, 0),
+                                         f.computed, f.readonly));
+          py::list aliases;
+          for (const auto& a : l.aliases) {
+            py::list over;
+            for (const auto& f : a.over) over.append(f);
+            aliases.append(py::make_tuple(a.field.name, over));
+          }
+          out.append(py::make_tuple(l.cls, l.doc, fields, aliases));
         }
         return out;
       },
-      "The header classes: (name, doc, [(field, default, computed)]) in wire order.");
+      "The header classes: (name, doc, [(field, default, computed, readonly)], [(alias, "
+      "fields)]) in wire order.");
+  m.def(
+      "layer_alias_get",
+      [](const std::string& cls, const std::string& name, const py::dict& values) {
+        const AliasSpec& a = alias_of(cls, name);
+        Arena arena;
+        return a.field.get(packet_with(*find_layer(cls), a.over, values, arena), 0);
+      },
+      py::arg("cls"), py::arg("name"), py::arg("values"),
+      "An alias's value (IP.tos) from the fields it views.");
+  m.def(
+      "layer_alias_set",
+      [](const std::string& cls, const std::string& name, py::handle value) {
+        const AliasSpec& a = alias_of(cls, name);
+        const LayerSpec& spec = *find_layer(cls);
+        Packet p;
+        Arena arena;
+        spec.add(p);
+        a.field.set(p, 0, value, arena);
+        py::dict out;
+        for (const auto& f : a.over) out[f.c_str()] = spec.field(f)->get(p, 0);
+        return out;
+      },
+      py::arg("cls"), py::arg("name"), py::arg("value"),
+      "The fields an alias's value (IP.tos=0x2a) stands for, as a dict.");
+  m.def(
+      "field_table",
+      [] {
+        std::map<const FieldDef*, py::list> shown;  // where Python shows each field
+        for (const auto& l : layer_specs())
+          for (const auto& f : l.fields)
+            if (f.def) shown[f.def].append(py::make_tuple(l.cls, f.name));
+        py::list out;
+        for (const FieldDef& f : field_table()) {
+          py::dict d;
+          d["layer"] = py::str(f.layer.data(), f.layer.size());
+          d["name"] = py::str(f.name.data(), f.name.size());
+          d["key"] = f.key();
+          d["label"] = py::str(f.label.data(), f.label.size());
+          d["type"] = py::str(type_name(f.type).data(), type_name(f.type).size());
+          d["bits"] = f.bits;
+          d["hex"] = f.hex;
+          d["computed"] = f.computed;
+          d["settable"] = f.settable();
+          d["aliases"] = py::str(f.aliases.data(), f.aliases.size()).attr("split")();
+          py::dict values;
+          for (const ValueName& v : f.values)
+            values[py::int_(v.value)] = py::str(v.name.data(), v.name.size());
+          d["values"] = values;
+          d["python"] = shown.contains(&f) ? shown[&f] : py::list();
+          out.append(d);
+        }
+        return out;
+      },
+      "The codec's field table: one dict per field (layer, name, key, label, type, bits, hex, "
+      "computed, settable, aliases, values) with `python`, the [(class, attribute)] showing it.");
+  m.def(
+      "visit_fields",
+      [](const py::bytes& data, int link, std::uint16_t udp_port) {
+        const std::string_view s = data;
+        const std::vector<std::uint8_t> b(s.begin(), s.end());
+        DecodeOptions o;
+        o.udp_port = udp_port;
+        const Packet p = decode(b, static_cast<LinkType>(link), o);
+        py::list out;
+        Collect sink(out);
+        visit_fields(p, sink);
+        return out;
+      },
+      py::arg("data"), py::arg("link") = 1, py::arg("udp_port") = Udp::kRocePort,
+      "Every field the codec decodes from one frame, as [(layer, name, value)] in the order of "
+      "`roceconf decode --json`.");
 }
 
 }  // namespace roceconf::python

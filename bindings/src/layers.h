@@ -1,6 +1,8 @@
-// The header classes Python sees (BTH, AETH, REQ, ...): for each, its fields by Scapy's names,
-// how to read them from a decoded packet and write them into one to encode. The Python classes
-// are made from this table, so the C++ structs stay the one definition of every header.
+// The header classes Python sees (BTH, AETH, REQ, ...): for each, its fields and how to read them
+// from a decoded packet and write them into one to encode. The fields come from the codec's
+// field table (dissector/field_table.h), so a Python attribute is the table's field name
+// (`BTH.solicited` is bth.solicited); only what the table lacks (reserved bits a lossless round
+// trip needs, Raw's bytes) and older names kept as views (IP.tos, IP.flags) are written here.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "common.h"
+#include "dissector/field_table.h"
 #include "dissector/packet.h"
 
 namespace roceconf::python {
@@ -17,18 +20,31 @@ struct FieldSpec {
   std::string name;
   // Filled on encode when not given (lengths, checksums, pad count, ICRC, types).
   bool computed = false;
+  // Derived from other fields (opcode_name, credits, icrc_ok): read from decoded packets and
+  // ignored by encode, which derives them again.
+  bool readonly = false;
+  const FieldDef* def = nullptr;  // the table's field; null for the class's own
   std::function<py::object(const Packet&, std::size_t index)> get;
   std::function<void(Packet&, std::size_t index, py::handle value, Arena& arena)> set;
+};
+
+// An older name kept as a view over fields of the class (IP.tos is dscp and ecn): never stored,
+// read and written through `over`.
+struct AliasSpec {
+  FieldSpec field;
+  std::vector<std::string> over;
 };
 
 struct LayerSpec {
   std::string cls;  // Python class name: "BTH", "REQ", ...
   std::string doc;
+  std::string layer;  // the field table's layer the fields come from: "bth", "cm", ...
   std::vector<FieldSpec> fields;
+  std::vector<AliasSpec> aliases;
   std::function<std::size_t(const Packet&)> count;  // instances present (Dot1Q: tags)
   std::function<void(Packet&)> add;                 // one more, with defaults
 
-  const FieldSpec* field(std::string_view name) const;
+  const FieldSpec* field(std::string_view name) const;  // a field or an alias
 };
 
 // In wire order.

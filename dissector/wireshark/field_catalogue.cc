@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <variant>
 
 #include "dissector/mad/cm.h"
@@ -12,77 +13,73 @@ namespace roceconf::wireshark {
 
 namespace {
 
+std::string index_key(std::string_view layer, std::string_view name, FieldKind kind) {
+  std::string key;
+  key.append(layer).append(".").append(name).append("#");
+  key.push_back(static_cast<char>('0' + static_cast<int>(kind)));
+  return key;
+}
+
+// --- until the table declares "mad" and "cm" (dissector/mad/): their fields as visit_fields()
+// emits them over one MAD of every CM message. Layers the table has are never taken from here.
+
 class Collector : public FieldSink {
  public:
-  Collector(FieldCatalogue& catalogue, std::string_view prefix,
-            const std::vector<std::string>& skip)
-      : catalogue_(catalogue), prefix_(prefix), skip_(skip) {}
+  Collector(std::vector<CatalogueField>& out, std::string_view prefix)
+      : out_(out), prefix_(prefix) {}
 
   void field(std::string_view layer, std::string_view name, const FieldValue& value) override {
-    if (std::find(skip_.begin(), skip_.end(), layer) != skip_.end()) return;
-    catalogue_.add(prefix_, layer, name, FieldCatalogue::kind_of(value));
+    if (!layer_fields(layer).empty()) return;
+    const FieldKind kind = FieldCatalogue::kind_of(value);
+    bool other_kind = false;
+    for (const CatalogueField& f : out_) {
+      if (f.layer != layer || f.name != name) continue;
+      if (f.kind == kind) return;
+      other_kind = true;
+    }
+    CatalogueField f;
+    f.layer = layer;
+    f.name = name;
+    f.kind = kind;
+    f.width = kind == FieldKind::kUnsigned ? 64 : 0;
+    f.label = f.layer + " " + f.name;
+    std::replace(f.label.begin(), f.label.end(), '_', ' ');
+    f.abbrev.append(prefix_).append(".").append(layer).append(".").append(name);
+    // A name seen before with another kind (an rdma_cm address is IPv4 or IPv6) gets a suffix.
+    if (other_kind) f.abbrev += kind == FieldKind::kIpv6 ? "6" : "_" + std::to_string(int(kind));
+    out_.push_back(std::move(f));
   }
 
  private:
-  FieldCatalogue& catalogue_;
+  std::vector<CatalogueField>& out_;
   std::string_view prefix_;
-  const std::vector<std::string>& skip_;
 };
 
-// Packets that between them carry every layer and every optional field visit_fields() knows.
-std::vector<Packet> samples(std::array<std::uint8_t, kReqPrivateDataSize>& rdma4,
-                            std::array<std::uint8_t, kReqPrivateDataSize>& rdma6) {
-  std::vector<Packet> out;
-  Packet all;
-  all.eth = Ethernet{};
-  all.vlans.push_back(Vlan{});
-  all.ipv4 = Ipv4{};
-  all.ipv6 = Ipv6{};
-  all.udp = Udp{};
-  all.lrh = Lrh{};
-  all.grh = Grh{};
-  all.bth = Bth{};
-  all.rdeth = Rdeth{};
-  all.deth = Deth{};
-  all.xrceth = XrcEth{};
-  all.feth = Feth{};
-  all.reth = Reth{};
-  all.atomiceth = AtomicEth{};
-  all.aeth = Aeth{0x00, 0};  // ACK with a credit count
-  all.atomicacketh = AtomicAckEth{};
-  all.immdt = ImmDt{};
-  all.ieth = Ieth{};
-  all.icrc = Icrc{};
-  all.vcrc = Vcrc{};
-  out.push_back(all);
-
-  Packet rnr;
-  rnr.aeth = Aeth{0x20, 0};  // RNR NAK: the timer field
-  out.push_back(rnr);
-
+std::vector<CatalogueField> untabled_mad_fields(std::string_view prefix) {
+  std::vector<CatalogueField> out;
+  Collector collector(out, prefix);
+  const auto visit = [&collector](CmMessage msg) {
+    Packet p;
+    p.mad = Mad{};
+    p.mad->cm = std::move(msg);
+    visit_fields(p, collector);
+  };
+  // REQs with rdma_cm headers of both IP versions, then every message.
+  std::array<std::uint8_t, kReqPrivateDataSize> rdma4{}, rdma6{};
   RdmaCmHeader h4;
   h4.ip_version = 4;
   build_rdma_cm_private_data(h4, {}, rdma4);
   RdmaCmHeader h6;
   h6.ip_version = 6;
   build_rdma_cm_private_data(h6, {}, rdma6);
-
-  // One MAD per CM message; REQs with rdma_cm headers of both IP versions.
-  auto add_cm = [&out](CmMessage msg) {
-    Packet p;
-    p.mad = Mad{};
-    p.mad->cm = std::move(msg);
-    out.push_back(std::move(p));
-  };
-  CmReq req4;
-  req4.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, 1);
-  req4.private_data = rdma4;
-  add_cm(req4);
-  CmReq req6 = req4;
-  req6.private_data = rdma6;
-  add_cm(req6);
+  CmReq req;
+  req.service_id = rdma_cm_service_id(rdma_cm_ps::kTcp, 1);
+  req.private_data = rdma4;
+  visit(req);
+  req.private_data = rdma6;
+  visit(req);
   [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (add_cm(CmMessage(std::in_place_index<I>)), ...);
+    (visit(CmMessage(std::in_place_index<I>)), ...);
   }
   (std::make_index_sequence<std::variant_size_v<CmMessage>>{});
   return out;
@@ -115,30 +112,67 @@ FieldKind FieldCatalogue::kind_of(const FieldValue& value) {
   }
 }
 
-void FieldCatalogue::add(std::string_view prefix, std::string_view layer, std::string_view name,
-                         FieldKind kind) {
-  std::string key;
-  key.append(layer).append(".").append(name).append("#");
-  key.push_back(static_cast<char>('0' + static_cast<int>(kind)));
+FieldKind FieldCatalogue::kind_of(FieldType type) {
+  switch (type) {
+    case FieldType::kUnsigned:
+      return FieldKind::kUnsigned;
+    case FieldType::kBool:
+      return FieldKind::kBool;
+    case FieldType::kName:
+      return FieldKind::kString;
+    case FieldType::kBytes:
+      return FieldKind::kBytes;
+    case FieldType::kMac:
+      return FieldKind::kEther;
+    case FieldType::kIpv4:
+      return FieldKind::kIpv4;
+    case FieldType::kIpv6:
+      return FieldKind::kIpv6;
+  }
+  return FieldKind::kBytes;
+}
+
+std::uint8_t FieldCatalogue::width_of(unsigned bits) {
+  if (bits == 0 || bits > 32) return 64;
+  if (bits > 16) return 32;
+  return bits > 8 ? 16 : 8;
+}
+
+void FieldCatalogue::add(CatalogueField f) {
+  std::string key = index_key(f.layer, f.name, f.kind);
   if (index_.contains(key)) return;
-  // A name seen before with another kind (an rdma_cm address is IPv4 or IPv6) gets a suffix.
-  bool other_kind = false;
-  for (const CatalogueField& f : fields_)
-    if (f.layer == layer && f.name == name) other_kind = true;
-  CatalogueField f{std::string(layer), std::string(name), {}, kind};
-  f.abbrev.append(prefix).append(".").append(layer).append(".").append(name);
-  if (other_kind) f.abbrev += kind == FieldKind::kIpv6 ? "6" : "_" + std::to_string(int(kind));
   index_.emplace(std::move(key), static_cast<int>(fields_.size()));
   fields_.push_back(std::move(f));
 }
 
-FieldCatalogue FieldCatalogue::build(std::string_view prefix,
-                                     const std::vector<std::string>& skip) {
-  FieldCatalogue catalogue;
-  std::array<std::uint8_t, kReqPrivateDataSize> rdma4{}, rdma6{};
-  Collector collector(catalogue, prefix, skip);
-  for (const Packet& p : samples(rdma4, rdma6)) visit_fields(p, collector);
-  return catalogue;
+FieldCatalogue FieldCatalogue::build(std::string_view prefix, const std::vector<std::string>& own) {
+  FieldCatalogue c;
+  const auto declared_by_plugin = [&own](const std::string& abbrev) {
+    return std::find(own.begin(), own.end(), abbrev) != own.end();
+  };
+  for (const FieldDef& d : field_table()) {
+    CatalogueField f;
+    f.layer = d.layer;
+    f.name = d.name;
+    f.abbrev.append(prefix).append(".").append(d.key());
+    if (declared_by_plugin(f.abbrev)) continue;
+    f.label = d.label;
+    f.kind = kind_of(d.type);
+    f.width = f.kind == FieldKind::kUnsigned ? width_of(d.bits) : 0;
+    f.hex = d.hex;
+    f.values = d.values;
+    f.blurb = "Case key " + d.key();
+    std::string_view aliases = d.aliases;
+    while (!aliases.empty()) {
+      const std::size_t space = aliases.find(' ');
+      f.blurb.append(", ").append(aliases.substr(0, space));
+      aliases = space == std::string_view::npos ? std::string_view{} : aliases.substr(space + 1);
+    }
+    c.add(std::move(f));
+  }
+  for (CatalogueField& f : untabled_mad_fields(prefix))
+    if (!declared_by_plugin(f.abbrev)) c.add(std::move(f));
+  return c;
 }
 
 int FieldCatalogue::find(std::string_view layer, std::string_view name, FieldKind kind) const {
@@ -146,7 +180,12 @@ int FieldCatalogue::find(std::string_view layer, std::string_view name, FieldKin
   key.clear();
   key.append(layer).append(".").append(name).append("#");
   key.push_back(static_cast<char>('0' + static_cast<int>(kind)));
-  const auto it = index_.find(key);
+  auto it = index_.find(key);
+  if (it == index_.end() && kind == FieldKind::kIpv4) {
+    // An IPv4 address in an IPv6 field (rdma_cm's, by the header's IP version): shown mapped.
+    key.back() = static_cast<char>('0' + static_cast<int>(FieldKind::kIpv6));
+    it = index_.find(key);
+  }
   return it == index_.end() ? -1 : it->second;
 }
 

@@ -1,16 +1,18 @@
-// The codec's field vocabulary as a fixed list, for consumers that must declare every field
-// before seeing a packet (Wireshark registers its hf[] table once, at start-up). The list is
-// read from visit_fields() itself over sample packets that carry every layer and every CM
-// message, so it can never drift from what the codec emits.
+// The codec's fields as the plugin declares them before seeing a packet (Wireshark registers
+// its hf[] table once, at start-up): one per field of the declared field table
+// (dissector/field_table.h), `roceconf.<layer>.<name>`, with the table's label, width, base and
+// value names.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "dissector/field_table.h"
 #include "dissector/fields.h"
 
 namespace roceconf::wireshark {
@@ -19,29 +21,38 @@ enum class FieldKind : std::uint8_t { kUnsigned, kBool, kString, kBytes, kEther,
 
 struct CatalogueField {
   std::string layer;   // "bth"
-  std::string name;    // "psn"
-  std::string abbrev;  // "roceconf.bth.psn"
+  std::string name;    // "solicited"
+  std::string abbrev;  // "roceconf.bth.solicited"
+  std::string label;   // "Solicited Event"
+  std::string blurb;   // the case keys that name it
   FieldKind kind = FieldKind::kUnsigned;
+  std::uint8_t width = 0;  // numbers: 8, 16, 32 or 64 bits (64 for derived values)
+  bool hex = false;
+  std::span<const ValueName> values;  // names of values, may be empty
 };
 
 class FieldCatalogue {
  public:
-  // Every field visit_fields() can emit, in first-emitted order. `prefix` starts each abbrev.
-  // Layers in `skip` are left out (the plugin declares ICRC and VCRC fields itself).
-  static FieldCatalogue build(std::string_view prefix, const std::vector<std::string>& skip = {});
+  // Every field of the table in its order (then, until the table declares their layers, the
+  // MAD and CM fields visit_fields() emits). `prefix` starts each abbrev. Fields whose abbrev
+  // is in `own` are left out: the plugin declares those itself (roceconf.icrc.value).
+  static FieldCatalogue build(std::string_view prefix, const std::vector<std::string>& own = {});
 
   const std::vector<CatalogueField>& fields() const { return fields_; }
-  // Index of (layer, name) for a value of `kind`: an address of another width than the one
-  // catalogued maps to no field. -1 when unknown.
+  // Index of (layer, name) for a value of `kind`: a value of another kind than the field's
+  // (an address of another width) maps to no field, except an IPv4 address to an IPv6 field
+  // (shown IPv4-mapped). -1 when unknown.
   int find(std::string_view layer, std::string_view name, FieldKind kind) const;
 
   // The kind a value takes: addresses by width (6: MAC, 4: IPv4, 16: IPv6/GID).
   static FieldKind kind_of(const FieldValue& value);
-
-  // Adds one field unless already present (a name seen before with another kind gets a suffix).
-  void add(std::string_view prefix, std::string_view layer, std::string_view name, FieldKind kind);
+  static FieldKind kind_of(FieldType type);
+  // The width a number of `bits` bits is shown with: 8, 16, 32 or 64 (0: unknown, 64).
+  static std::uint8_t width_of(unsigned bits);
 
  private:
+  void add(CatalogueField f);
+
   std::vector<CatalogueField> fields_;
   std::unordered_map<std::string, int> index_;  // "layer.name#kind"
 };

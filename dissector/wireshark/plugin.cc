@@ -1,3 +1,4 @@
+// Over 600 lines: epan's registration tables stay next to the glue that uses them.
 // The roceconf Wireshark/tshark plugin: a postdissector that runs the project's codec and stream
 // analysis over every RoCE frame and shows ICRC validity, PSN analysis, request/response
 // pairing, CM connection state, codec findings and the suite's evidence comments as filterable
@@ -71,6 +72,8 @@ struct State {
   std::string info;
   // Storage for registration strings, which epan keeps pointers to for the process lifetime.
   std::deque<std::string> names;
+  std::deque<std::vector<value_string>> vals;
+  std::deque<std::vector<val64_string>> vals64;
   std::vector<hf_register_info> hf;
   std::vector<ei_register_info> ei;
 };
@@ -303,12 +306,22 @@ std::string underscored(std::string_view s) {
   return out;
 }
 
-ftenum catalogue_type(FieldKind k, int* display) {
+// The hf type of a codec field: numbers by width, BASE_HEX where the table says so.
+ftenum catalogue_type(const CatalogueField& f, int* display) {
   *display = BASE_NONE;
-  switch (k) {
+  switch (f.kind) {
     case FieldKind::kUnsigned:
-      *display = BASE_DEC;
-      return FT_UINT64;
+      *display = f.hex ? BASE_HEX : BASE_DEC;
+      switch (f.width) {
+        case 8:
+          return FT_UINT8;
+        case 16:
+          return FT_UINT16;
+        case 32:
+          return FT_UINT32;
+        default:
+          return FT_UINT64;
+      }
     case FieldKind::kBool:
       return FT_BOOLEAN;
     case FieldKind::kString:
@@ -323,6 +336,23 @@ ftenum catalogue_type(FieldKind k, int* display) {
       return FT_IPv6;
   }
   return FT_BYTES;
+}
+
+// The field's value names as epan wants them (null-terminated, kept for the process), or null.
+const void* catalogue_strings(const CatalogueField& f, ftenum type, int* display) {
+  if (f.values.empty() || f.kind != FieldKind::kUnsigned) return nullptr;
+  if (type == FT_UINT64) {
+    auto& v = state->vals64.emplace_back();
+    for (const ValueName& n : f.values) v.push_back({n.value, keep(std::string(n.name))});
+    v.push_back({0, nullptr});
+    *display |= BASE_VAL64_STRING;
+    return v.data();
+  }
+  auto& v = state->vals.emplace_back();
+  for (const ValueName& n : f.values)
+    v.push_back({static_cast<guint32>(n.value), keep(std::string(n.name))});
+  v.push_back({0, nullptr});
+  return v.data();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -455,9 +485,13 @@ Outcome analyse_frame(const std::uint8_t* data, std::uint32_t length, LinkType l
 
 void add_catalogue_item(proto_tree* tree, tvbuff_t* tvb, const ReportItem& it, proto_item** last) {
   const int hf = state->catalogue_hf[it.code];
-  switch (state->catalogue.fields()[it.code].kind) {
+  const CatalogueField& f = state->catalogue.fields()[it.code];
+  switch (f.kind) {
     case FieldKind::kUnsigned:
-      *last = proto_tree_add_uint64(tree, hf, tvb, 0, 0, it.u);
+      if (f.width == 64)
+        *last = proto_tree_add_uint64(tree, hf, tvb, 0, 0, it.u);
+      else
+        *last = proto_tree_add_uint(tree, hf, tvb, 0, 0, static_cast<guint32>(it.u));
       break;
     case FieldKind::kBool:
       *last = proto_tree_add_boolean(tree, hf, tvb, 0, 0, static_cast<guint32>(it.u));
@@ -480,9 +514,14 @@ void add_catalogue_item(proto_tree* tree, tvbuff_t* tvb, const ReportItem& it, p
       }
       break;
     case FieldKind::kIpv6:
-      if (it.bytes.size() == 16) {
-        ws_in6_addr a;
-        std::memcpy(a.bytes, it.bytes.data(), 16);
+      if (it.bytes.size() == 16 || it.bytes.size() == 4) {
+        ws_in6_addr a{};
+        if (it.bytes.size() == 4) {  // IPv4-mapped (::ffff:a.b.c.d)
+          a.bytes[10] = a.bytes[11] = 0xFF;
+          std::memcpy(a.bytes + 12, it.bytes.data(), 4);
+        } else {
+          std::memcpy(a.bytes, it.bytes.data(), 16);
+        }
         *last = proto_tree_add_ipv6(tree, hf, tvb, 0, 0, &a);
       }
       break;
@@ -622,16 +661,19 @@ void register_protocol() {
     state->hf.push_back(make_hf(&hf_ids[static_cast<std::size_t>(d.hf)], d.name, d.abbrev, d.type,
                                 d.display, d.strings, d.blurb));
   }
-  state->catalogue = FieldCatalogue::build("roceconf", {"icrc", "vcrc"});
+  // One hf per field of the codec's field table; the plugin's own ICRC/VCRC fields keep their
+  // abbrevs (roceconf.icrc.value) and stand for the table's fields of the same name.
+  std::vector<std::string> own;
+  for (const HfDef& d : kHfDefs) own.emplace_back(d.abbrev);
+  state->catalogue = FieldCatalogue::build("roceconf", own);
   state->catalogue_hf.assign(state->catalogue.fields().size(), -1);
   for (std::size_t i = 0; i < state->catalogue.fields().size(); ++i) {
     const CatalogueField& f = state->catalogue.fields()[i];
     int display = BASE_NONE;
-    const ftenum type = catalogue_type(f.kind, &display);
-    std::string name = f.layer + " " + f.name;
-    for (char& c : name) c = c == '_' ? ' ' : c;
-    state->hf.push_back(make_hf(&state->catalogue_hf[i], keep(std::move(name)), f.abbrev.c_str(),
-                                type, display, nullptr, nullptr));
+    const ftenum type = catalogue_type(f, &display);
+    const void* strings = catalogue_strings(f, type, &display);
+    state->hf.push_back(make_hf(&state->catalogue_hf[i], f.label.c_str(), f.abbrev.c_str(), type,
+                                display, strings, f.blurb.empty() ? nullptr : f.blurb.c_str()));
   }
   proto_register_field_array(proto_roceconf, state->hf.data(), static_cast<int>(state->hf.size()));
 

@@ -91,6 +91,8 @@ class IPv6(Layer): ...
 class UDP(Layer): ...
 class BTH(Layer):
     opcode: int
+    opcode_name: Optional[str]  # read-only, as decoded
+    service: Optional[str]  # read-only
     solicited: int
     migreq: int
     padcount: Optional[int]
@@ -103,7 +105,10 @@ class BTH(Layer):
     ackreq: int
     resv7: int
     psn: int
+    payload_length: Optional[int]  # read-only
     icrc: Optional[int]
+    icrc_expected: Optional[int]  # read-only
+    icrc_ok: Optional[bool]  # read-only
 class RDETH(Layer): ...
 class DETH(Layer):
     qkey: int
@@ -117,7 +122,10 @@ class RETH(Layer):
 class AtomicETH(Layer): ...
 class AETH(Layer):
     syndrome: int
+    syndrome_name: Optional[str]  # read-only
     msn: int
+    credits: Optional[int]  # read-only: ACKs
+    rnr_timer_usec: Optional[int]  # read-only: RNR NAKs
 class AtomicAckETH(Layer): ...
 class ImmDt(Layer): ...
 class IETH(Layer): ...

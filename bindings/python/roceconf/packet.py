@@ -37,14 +37,24 @@ class Layer:
     _fields: Tuple[str, ...] = ()
     _defaults: Dict[str, Any] = {}
     _computed: frozenset = frozenset()
+    _readonly: frozenset = frozenset()  # derived (opcode_name, icrc_ok): as decoded
+    _aliases: Dict[str, Tuple[str, ...]] = {}  # older names viewing fields (IP.tos)
 
     def __init__(self, **fields: Any) -> None:
-        for name in fields:
+        values: Dict[str, Any] = {}
+        for name, value in fields.items():
+            if name in self._aliases:
+                values.update(_core.layer_alias_set(type(self).__name__, name, value))
+                continue
             if name not in self._defaults:
                 raise EncodeError(
                     f"{type(self).__name__} has no field '{name}' "
                     f"(fields: {', '.join(self._fields)})")
-        object.__setattr__(self, "_values", dict(fields))
+            if name in self._readonly:
+                raise EncodeError(f"{type(self).__name__}.{name} is derived from the other "
+                                  "fields and cannot be given")
+            values[name] = value
+        object.__setattr__(self, "_values", values)
 
     @classmethod
     def _from_values(cls, values: Dict[str, Any]) -> "Layer":
@@ -59,11 +69,21 @@ class Layer:
         raise AttributeError(f"{type(self).__name__} has no field '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._aliases:
+            self._values.update(_core.layer_alias_set(type(self).__name__, name, value))
+            return
         if name not in self._defaults:
             raise AttributeError(f"{type(self).__name__} has no field '{name}'")
+        if name in self._readonly:
+            raise AttributeError(f"{type(self).__name__}.{name} is derived from the other "
+                                 "fields and cannot be set")
         self._values[name] = value
 
     def __delattr__(self, name: str) -> None:
+        if name in self._aliases:
+            for field in self._aliases[name]:
+                self._values.pop(field, None)
+            return
         if name not in self._defaults:
             raise AttributeError(f"{type(self).__name__} has no field '{name}'")
         self._values.pop(name, None)
@@ -111,19 +131,34 @@ def _field_property(name: str, default: Any) -> property:
     return property(get, put, drop)
 
 
+def _alias_property(cls: str, name: str, fields: Tuple[str, ...]) -> property:
+    # Read through the fields it views (IP.tos from dscp and ecn); Layer.__setattr__ writes.
+    def get(self: Layer) -> Any:
+        return _core.layer_alias_get(cls, name, {f: getattr(self, f) for f in fields})
+
+    return property(get)
+
+
+# The classes' fields are the codec's field table (_core.field_table()): `BTH.solicited` is
+# bth.solicited, `roceconf.bth.solicited` in Wireshark.
 LAYERS: Dict[str, Type[Layer]] = {}
-for _name, _doc, _table in _core.layer_table():
+_a = _over = None
+for _name, _doc, _table, _alias_table in _core.layer_table():
     _attrs: Dict[str, Any] = {
         "__slots__": (),
         "__doc__": _doc + "\n\nFields: " + ", ".join(f[0] for f in _table) + ".",
         "_fields": tuple(f[0] for f in _table),
         "_defaults": {f[0]: f[1] for f in _table},
         "_computed": frozenset(f[0] for f in _table if f[2]),
+        "_readonly": frozenset(f[0] for f in _table if f[3]),
+        "_aliases": {a: tuple(over) for a, over in _alias_table},
     }
     for _f in _table:
         _attrs[_f[0]] = _field_property(_f[0], _f[1])
+    for _a, _over in _alias_table:
+        _attrs[_a] = _alias_property(_name, _a, tuple(_over))
     LAYERS[_name] = type(_name, (Layer,), _attrs)
-del _name, _doc, _table, _attrs, _f
+del _name, _doc, _table, _alias_table, _attrs, _f, _a, _over
 
 class Undecoded(Layer):
     """The bytes of a frame from the first header cut short to its end, kept as they came
