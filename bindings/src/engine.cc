@@ -313,8 +313,9 @@ void register_engine(py::module_& m) {
       .def("step",
            [](H& h, const std::string& text, const std::string& where) {
              // Checked as a script line is; the connections are the case's so far.
-             auto step = engine::parse_step(
-                 where, text, [&](const std::string& name) { return h.get().has_connection(name); });
+             auto step = engine::parse_step(where, text, [&](const std::string& name) {
+               return h.get().has_connection(name);
+             });
              if (!step) raise("CaseError", step.error());
              py::gil_scoped_release r;
              engine::run_step(h.get(), *step);
