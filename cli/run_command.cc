@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cases/builtin.h"
+#include "cases/embedded.h"
 #include "reports/atomic_file.h"
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
@@ -40,6 +41,7 @@
 #include "suite/engine/raw_target.h"
 #include "suite/engine/reference_target.h"
 #include "suite/engine/runner.h"
+#include "suite/engine/script.h"
 #include "suite/reference_nic/quirks.h"
 
 namespace roceconf::cli {
@@ -610,6 +612,35 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
 
 namespace {
 
+// --check: the scripts parsed and checked as a run loads them, up to the first error, printed
+// as file:line: message. Nothing is sent: no target is opened.
+int check_scripts(const std::vector<std::string>& files) {
+  std::size_t checked = 0;
+  const auto check = [&](const std::string& path, const std::string& text) {
+    auto script = engine::parse_script(path, text);
+    if (!script) {
+      std::fflush(stdout);
+      fmt::print(stderr, "{}\n", script.error());
+      return false;
+    }
+    ++checked;
+    return true;
+  };
+  if (files.empty()) {
+    for (const auto& file : cases::embedded_scripts())
+      if (!check(std::string(file.path), std::string(file.text))) return kExitUsage;
+  }
+  for (const auto& path : files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in || std::filesystem::is_directory(path))
+      return setup_error(fmt::format("--check: cannot read '{}' (give .rcase files)", path));
+    if (!check(path, {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}))
+      return kExitUsage;
+  }
+  fmt::print("OK: {} scripts\n", checked);
+  return kExitOk;
+}
+
 void add_run_options(CLI::App& app, std::function<int()>& run,
                      const std::vector<engine::CaseDef>* extra) {
   auto args = std::make_shared<RunArgs>();
@@ -663,7 +694,19 @@ void add_run_options(CLI::App& app, std::function<int()>& run,
   cmd->add_option("--cases", args->cases,
                   "also run the @roceconf.case functions of these Python files or directories "
                   "(repeatable)");
-  cmd->callback([args, &run, extra] {
+  auto check_files = std::make_shared<std::vector<std::string>>();
+  CLI::Option* check =
+      cmd->add_option("--check", *check_files,
+                      "check case scripts (the built-in ones, or these .rcase files) and exit: "
+                      "'OK: N scripts', or the first error as file:line: message (exit 2); "
+                      "sends nothing")
+          ->expected(0, CLI::detail::expected_max_vector_size);
+  cmd->callback([args, &run, extra, check, check_files] {
+    if (check->count() > 0) {
+      std::erase(*check_files, "");  // CLI11's value for a bare --check
+      run = [check_files] { return check_scripts(*check_files); };
+      return;
+    }
     if (const char* cli = std::getenv("ROCECONF_CLI"); cli && *cli && extra)
       args->roceconf_binary = cli;
     run = [args, extra] { return run_run(*args, extra); };

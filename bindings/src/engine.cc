@@ -312,12 +312,13 @@ void register_engine(py::module_& m) {
            })
       .def("step",
            [](H& h, const std::string& text, const std::string& where) {
-             auto script = engine::parse_script(where, "clause: -\nlevel: MUST\n" + text + "\n");
-             if (!script) raise("CaseError", script.error());
-             if (script->statements.size() != 1)
-               raise("CaseError", fmt::format("step '{}': one step a call", text));
+             // Checked as a script line is; the connections are the case's so far.
+             auto step = engine::parse_step(where, text, [&](const std::string& name) {
+               return h.get().has_connection(name);
+             });
+             if (!step) raise("CaseError", step.error());
              py::gil_scoped_release r;
-             engine::run_statement(h.get(), *script, script->statements[0]);
+             engine::run_step(h.get(), *step);
            })
       .def("note", [](H& h, const std::string& text) { h.get().note(text); })
       .def("fail",

@@ -35,19 +35,32 @@ TEST(Script, ParsesHeaderAndSteps) {
   EXPECT_EQ(s->release, "");  // the catalogue's
   EXPECT_EQ(s->requirement, "MUST");
   EXPECT_EQ(s->needs, (std::vector<std::string>{"responder", "control"}));
-  ASSERT_EQ(s->statements.size(), 4u);
-  const auto& send = s->statements[1];
+  ASSERT_EQ(s->steps.size(), 4u);
+  EXPECT_TRUE(std::holds_alternative<step::Connect>(s->steps[0].action));
+  const auto& send = s->steps[1];
   EXPECT_EQ(send.line, 9);
-  EXPECT_EQ(send.words, (std::vector<std::string>{"send", "c", "SEND_ONLY"}));
-  EXPECT_EQ(*send.fields.find("psn"), "3");
+  const auto* sent = std::get_if<step::Send>(&send.action);
+  ASSERT_NE(sent, nullptr);
+  EXPECT_EQ(sent->conn, "c");
+  EXPECT_EQ(sent->op, "SEND_ONLY");
+  EXPECT_EQ(sent->kind, step::Send::Kind::kPacket);
+  EXPECT_EQ(sent->opcode, 0x04);  // RC SEND_ONLY
+  EXPECT_EQ(*sent->fields.find("psn"), "3");
   EXPECT_EQ(send.text, "send c SEND_ONLY psn=3 ackreq=1 len=64");
-  const auto& expect = s->statements[2];
+  const auto& expect = s->steps[2];
   ASSERT_TRUE(expect.window && expect.window->rtts);
   EXPECT_EQ(*expect.window->rtts, 4);
-  EXPECT_EQ(expect.flags, (std::vector<std::string>{"eventually"}));
-  const auto& nothing = s->statements[3];
+  const auto* e = std::get_if<step::Expect>(&expect.action);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->mode, CaseContext::ExpectMode::kEventually);
+  ASSERT_EQ(e->alternatives.size(), 1u);
+  EXPECT_EQ(e->alternatives[0].kind, "NAK");
+  const auto& nothing = s->steps[3];
   EXPECT_EQ(nothing.at->ns, 10'000'000);
   EXPECT_EQ(nothing.window->ns, 2'000'000'000);
+  const auto* n = std::get_if<step::ExpectNothing>(&nothing.action);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->conn, "c");
 }
 
 TEST(Script, LoadedCaseCarriesCitationReleaseAndClauseLine) {
@@ -78,13 +91,14 @@ TEST(Script, ExpectAlternativesAndFlags) {
                         "expect c ACK psn=0 syndrome=ack or NAK psn=1 syndrome=psn_seq_err\n"
                         "expect c ACK psn=4 after-earlier-acks\n");
   ASSERT_TRUE(s) << s.error();
-  const auto& alt = s->statements[1];
-  EXPECT_EQ(alt.words, (std::vector<std::string>{"expect", "c", "ACK"}));
-  EXPECT_EQ(*alt.fields.find("psn"), "0");  // the first alternative's fields stay its own
-  ASSERT_EQ(alt.alternatives.size(), 1u);
-  EXPECT_EQ(alt.alternatives[0].kind, "NAK");
-  EXPECT_EQ(*alt.alternatives[0].fields.find("psn"), "1");
-  EXPECT_EQ(s->statements[2].flags, (std::vector<std::string>{"after-earlier-acks"}));
+  const auto& alt = std::get<step::Expect>(s->steps[1].action);
+  ASSERT_EQ(alt.alternatives.size(), 2u);
+  EXPECT_EQ(alt.alternatives[0].kind, "ACK");
+  EXPECT_EQ(*alt.alternatives[0].fields.find("psn"), "0");  // the first's fields stay its own
+  EXPECT_EQ(alt.alternatives[1].kind, "NAK");
+  EXPECT_EQ(*alt.alternatives[1].fields.find("psn"), "1");
+  EXPECT_EQ(std::get<step::Expect>(s->steps[2].action).mode,
+            CaseContext::ExpectMode::kAfterEarlierAcks);
   EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\nexpect c ACK psn=0 or\n"));
   EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\nsend c SEND_ONLY or READ\n"));
   EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\nexpect c ACK or psn=1\n"));
@@ -152,7 +166,7 @@ TEST(Script, TitleIsTheFirstSentence) {
 }
 
 TEST(Script, ErrorsNameFileAndLine) {
-  auto s = parse_script("cases/a/b.rcase", "clause: x\nlevel: MUST\n+5parsecs send c X\n");
+  auto s = parse_script("cases/a/b.rcase", "clause: x\nlevel: MUST\n+5parsecs new c\n");
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().find("cases/a/b.rcase:3"), std::string::npos) << s.error();
   EXPECT_FALSE(parse_script("f", "level: MUST\nconnect c\n"));              // no clause

@@ -1,0 +1,48 @@
+// Load-time checks of the keys of script steps that are not packet fields: connect/open/accept
+// options, cm_status fields, control-API steps (post, poll, query, modify, read, write) and CM
+// messages a case sends. Packet fields are the frame builder's (check_request) and the
+// matcher's (check_expectation). Each verb's keys are declared once here.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "suite/engine/assignments.h"
+#include "suite/engine/connection.h"
+
+namespace roceconf::engine {
+
+// The options of `verb` ("connect", "open", "accept", "new", "status", "create cq",
+// "post recv", "post send", "read", "write"); `cqs` are the CQ names made so far (checked when
+// `check_cqs`).
+std::expected<void, std::string> check_options(std::string_view verb, const Assignments& a,
+                                               const std::set<std::string>& cqs, bool check_cqs);
+
+// `poll CONNECTION ... field=value`: ibv_wc fields (and cq=NAME).
+std::expected<void, std::string> check_completion(const std::string& conn, const Assignments& a,
+                                                  const std::set<std::string>& cqs, bool check_cqs);
+
+// `query` / `modify` (with expect=ok|ERRNO): ibv_qp_attr fields.
+std::expected<void, std::string> check_qp_attributes(const std::string& conn, const Assignments& a,
+                                                     bool modify);
+
+// `send c REQ|REP|...|ClassPortInfo field=value`: a CM message's fields and MAD header keys.
+std::expected<void, std::string> check_cm_send(std::string_view message, const Assignments& a);
+
+// The whole-message send names (SEND, RDMA_WRITE, WRITE, SEND_WITH_IMM, RDMA_WRITE_WITH_IMM):
+// the opcode of a one-packet message, whose keys a message takes.
+std::optional<std::uint8_t> message_opcode(std::string_view op);
+
+// `@c.FIELD`: the fields a connection holds, and their values.
+std::expected<void, std::string> check_connection_field(std::string_view field);
+std::expected<std::uint64_t, std::string> connection_field(const Connection& c,
+                                                           std::string_view field);
+
+// The assignments with `@c.FIELD` values as 0, so the checks of their keys can run at load.
+Assignments with_references_as_numbers(const Assignments& a);
+
+}  // namespace roceconf::engine
