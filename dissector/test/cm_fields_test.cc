@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -288,6 +289,36 @@ TEST(CmFieldTable, EverySettableFieldOfEveryMessageRoundTrips) {
     }
   }
   EXPECT_GT(checked, 100u);  // the loop really ran over the messages
+}
+
+// A field's declared width is its exact footprint on the wire: set to all ones in an otherwise
+// zero message, it sets `bits` bits of the encoded data area (8 per byte of a byte string).
+TEST(CmFieldTable, DeclaredWidthIsTheWireFootprint) {
+  const Buffer zero{};
+  for (const std::uint16_t attr : kAttrs) {
+    const CmMessage original = *decode_cm(attr, zero);
+    for (const FieldDef* f : cm_message_fields(original)) {
+      if (!f->settable()) continue;
+      CmMessage msg = original;
+      std::size_t want = f->bits;
+      const std::vector<std::uint8_t> ones(kCmDataSize, 0xFF);
+      if (f->set != nullptr) {
+        ASSERT_TRUE(set_cm_field(msg, f->name, f->max()));
+      } else {
+        const FieldValue v = *get_cm_field(msg, *f);
+        const std::size_t size = std::holds_alternative<Address>(v)
+                                     ? std::get<Address>(v).bytes.size()
+                                     : std::get<Bytes>(v).size();
+        ASSERT_TRUE(set_cm_field(msg, f->name, Bytes(ones).first(size)));
+        want = size * 8;
+      }
+      Buffer out;
+      encode_cm(msg, out);
+      std::size_t set_bits = 0;
+      for (const std::uint8_t byte : out) set_bits += static_cast<std::size_t>(std::popcount(byte));
+      EXPECT_EQ(set_bits, want) << cm_attr_name(attr) << " " << f->name;
+    }
+  }
 }
 
 TEST(CmFieldTable, SetErrorsNameTheMessageAndTheProblem) {
