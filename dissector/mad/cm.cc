@@ -1,3 +1,4 @@
+// Over 600 lines: decoders, encoders and checks of the twelve CM messages, kept side by side.
 #include "dissector/mad/cm.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Over 600 lines: one declaration per CM field (about 110) and the field list of each message.
 // The CM field table. A field is declared by a lens, CM(member.path), that reads the member of
 // whichever message type has it: local_qpn is REQ's and REP's without naming either. Each
 // message's emission order (wire order, as the decoder has always emitted it) is a list of
