@@ -368,11 +368,11 @@ std::string_view mra_message_name(std::uint8_t message);  // also REJ Message Re
 std::string_view transport_type_name(std::uint8_t transport_type,
                                      std::uint8_t extended_transport_type = 0);
 
-// Emits the "cm" layer: `msg` (the name) and every non-reserved field in snake_case
-// (`primary_local_gid`, `reason`, `reason_name`, ...); for a REQ to an rdma_cm service ID also
-// `rdma_cm.port_space`, `rdma_cm.port`, `rdma_cm.ip_version`, `rdma_cm.src_port`,
-// `rdma_cm.src_ip`, `rdma_cm.dst_ip` (4 bytes for IPv4, 16 for IPv6). Bytes values are views
-// into `msg`, valid while it lives.
+// Emits the "cm" layer: `msg` (the name) and the message's fields of cm_field_table()
+// (cm_fields.h) in wire order (`primary_local_gid`, `reason`, `reason_name`, ...); for a REQ to
+// an rdma_cm service ID also `rdma_cm.port_space`, `rdma_cm.port`, `rdma_cm.ip_version`,
+// `rdma_cm.src_port`, `rdma_cm.src_ip`, `rdma_cm.dst_ip` (4 bytes for IPv4, 16 for IPv6). Bytes
+// values are views into `msg`, valid while it lives.
 void visit_cm_fields(const CmMessage& msg, FieldSink& sink);
 
 }  // namespace roceconf

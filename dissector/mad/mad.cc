@@ -114,19 +114,4 @@ void encode_mad(const Mad& mad, std::span<std::uint8_t, kMadSize> out) {
   }
 }
 
-void visit_mad_fields(const Mad& mad, FieldSink& sink) {
-  const std::string_view layer = layer_name(Layer::kMad);
-  const MadHeader& h = mad.header;
-  sink.field(layer, "base_version", std::uint64_t{h.base_version});
-  sink.field(layer, "mgmt_class", std::uint64_t{h.mgmt_class});
-  sink.field(layer, "class_version", std::uint64_t{h.class_version});
-  sink.field(layer, "method", std::uint64_t{h.method});
-  sink.field(layer, "status", std::uint64_t{h.status});
-  sink.field(layer, "class_specific", std::uint64_t{h.class_specific});
-  sink.field(layer, "tid", std::uint64_t{h.tid});
-  sink.field(layer, "attr_id", std::uint64_t{h.attr_id});
-  sink.field(layer, "attr_mod", std::uint64_t{h.attr_mod});
-  if (mad.cm) visit_cm_fields(*mad.cm, sink);
-}
-
 }  // namespace roceconf

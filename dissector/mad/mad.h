@@ -55,7 +55,8 @@ std::optional<Mad> decode_mad(Bytes bytes, std::uint32_t base, Findings& finding
 // Writes the 256-byte MAD. When `mad.cm` is set, the header's attr_id is taken from the message.
 void encode_mad(const Mad& mad, std::span<std::uint8_t, kMadSize> out);
 
-// Emits "mad.*" fields and, for CM, "cm.*" fields (see cm.h for the CM names).
+// Emits the "mad.*" fields of mad_field_table() (mad_fields.h) and, for CM, the "cm.*" fields
+// (cm.h).
 void visit_mad_fields(const Mad& mad, FieldSink& sink);
 
 }  // namespace roceconf
