@@ -7,6 +7,8 @@
 #include <map>
 #include <type_traits>
 
+#include "dissector/mad/cm_fields.h"
+#include "dissector/mad/mad_fields.h"
 #include "dissector/names.h"
 #include "dissector/packet.h"
 
@@ -324,7 +326,10 @@ struct Table {
 const Table& table() {
   static const Table t = [] {
     Table out;
-    for (auto part : {header_fields(), trailer_fields()})
+    for (auto part : {header_fields(),
+                      std::vector<FieldDef>(mad_field_table().begin(), mad_field_table().end()),
+                      std::vector<FieldDef>(cm_field_table().begin(), cm_field_table().end()),
+                      trailer_fields()})
       out.fields.insert(out.fields.end(), part.begin(), part.end());
     for (std::size_t i = 0; i < out.fields.size();) {
       std::size_t j = i;

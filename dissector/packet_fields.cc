@@ -6,7 +6,12 @@ namespace roceconf {
 
 void visit_fields(const Packet& p, FieldSink& sink) {
   for (const std::string_view layer : field_layers()) {
-    if (layer == "icrc" && p.mad) visit_mad_fields(*p.mad, sink);
+    // MAD and CM fields come in each message's own wire order, not the table's.
+    if (layer == "cm") continue;
+    if (layer == "mad") {
+      if (p.mad) visit_mad_fields(*p.mad, sink);
+      continue;
+    }
     const std::size_t count = layer == "vlan" ? p.vlans.size() : 1;
     for (std::size_t i = 0; i < count; ++i)
       for (const FieldDef& f : layer_fields(layer))

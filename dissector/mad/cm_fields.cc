@@ -357,7 +357,7 @@ constexpr auto kFields = std::to_array<CmField>({
     derived<&name_of<CmRej, &CmRej::message_rejected, &mra_message_name>>(
         "message_rejected_name", "Message Rejected Name", FieldType::kName),
     num(CM(reject_info_length), "reject_info_length", "Reject Info Length", 7),
-    num(CM(reason), "reason", "Reason", 16, false, kRejReasonNames),
+    num(CM(reason), "reason", "Reason", 16, false, kRejReasonNames, "reason"),
     derived<&name_of<CmRej, &CmRej::reason, &rej_reason_name>>("reason_name", "Reason Name",
                                                                FieldType::kName),
     bytes_field<kRejAriSize>(CM(ari), "ari", "Additional Rejection Information"),

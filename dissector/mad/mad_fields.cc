@@ -29,8 +29,9 @@ bool set(Packet& p, std::uint64_t v) {
 
 template <auto M>
 constexpr FieldDef num(std::string_view name, std::string_view label, std::uint8_t bits, bool hex,
-                       std::span<const ValueName> values = {}) {
+                       std::span<const ValueName> values = {}, std::string_view aliases = {}) {
   FieldDef f;
+  f.aliases = aliases;
   f.layer = "mad";
   f.name = name;
   f.label = label;
@@ -75,7 +76,7 @@ constexpr std::array<FieldDef, 9> kFields = {
     num<&H::method>("method", "Method", 8, kHex, kMethodNames),
     num<&H::status>("status", "Status", 16, kHex),
     num<&H::class_specific>("class_specific", "Class Specific", 16, kHex),
-    num<&H::tid>("tid", "Transaction ID", 64, kHex),
+    num<&H::tid>("tid", "Transaction ID", 64, kHex, {}, "tid"),
     num<&H::attr_id>("attr_id", "Attribute ID", 16, kHex, kCmAttrNames),
     num<&H::attr_mod>("attr_mod", "Attribute Modifier", 32, kHex),
 };

@@ -9,6 +9,7 @@
 
 #include "dissector/analysis/psn.h"
 #include "dissector/field_table.h"
+#include "dissector/mad/cm_fields.h"
 #include "dissector/opcode.h"
 
 namespace roceconf::engine {
@@ -400,63 +401,15 @@ std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uin
 
 std::expected<void, std::string> set_cm_field(CmMessage& message, std::string_view key,
                                               std::string_view value) {
-  auto n = parse_uint(value);
-  if (!n) return std::unexpected(fmt::format("{}: {}", key, n.error()));
-  const std::uint64_t v = *n;
-  bool known = true;
-  std::visit(
-      [&](auto& m) {
-        using M = std::decay_t<decltype(m)>;
-        if constexpr (requires { m.local_comm_id; })
-          if (key == "local_comm_id") return void(m.local_comm_id = static_cast<std::uint32_t>(v));
-        if constexpr (requires { m.remote_comm_id; })
-          if (key == "remote_comm_id")
-            return void(m.remote_comm_id = static_cast<std::uint32_t>(v));
-        if constexpr (std::is_same_v<M, CmReq>) {
-          if (key == "service_id") return void(m.service_id = v);
-          if (key == "local_qpn") return void(m.local_qpn = static_cast<std::uint32_t>(v));
-          if (key == "starting_psn") return void(m.starting_psn = static_cast<std::uint32_t>(v));
-          if (key == "transport" || key == "transport_type")
-            return void(m.transport_type = static_cast<std::uint8_t>(v));
-          if (key == "extended_transport_type")
-            return void(m.extended_transport_type = static_cast<std::uint8_t>(v));
-          if (key == "path_mtu") return void(m.path_mtu = static_cast<std::uint8_t>(v));
-          if (key == "responder_resources")
-            return void(m.responder_resources = static_cast<std::uint8_t>(v));
-          if (key == "initiator_depth")
-            return void(m.initiator_depth = static_cast<std::uint8_t>(v));
-          if (key == "pkey" || key == "partition_key")
-            return void(m.pkey = static_cast<std::uint16_t>(v));
-          if (key == "local_cm_response_timeout")
-            return void(m.local_cm_response_timeout = static_cast<std::uint8_t>(v));
-          if (key == "remote_cm_response_timeout")
-            return void(m.remote_cm_response_timeout = static_cast<std::uint8_t>(v));
-          if (key == "max_cm_retries") return void(m.max_cm_retries = static_cast<std::uint8_t>(v));
-          if (key == "retry_count") return void(m.retry_count = static_cast<std::uint8_t>(v));
-          if (key == "rnr_retry_count")
-            return void(m.rnr_retry_count = static_cast<std::uint8_t>(v));
-          if (key == "srq") return void(m.srq = v != 0);
-          if (key == "local_ack_timeout")
-            return void(m.primary.local_ack_timeout = static_cast<std::uint8_t>(v));
-        }
-        if constexpr (std::is_same_v<M, CmRej>) {
-          if (key == "reason") return void(m.reason = static_cast<std::uint16_t>(v));
-          if (key == "message_rejected")
-            return void(m.message_rejected = static_cast<std::uint8_t>(v));
-        }
-        if constexpr (std::is_same_v<M, CmMra>) {
-          if (key == "message_mraed") return void(m.message_mraed = static_cast<std::uint8_t>(v));
-          if (key == "service_timeout")
-            return void(m.service_timeout = static_cast<std::uint8_t>(v));
-        }
-        if constexpr (std::is_same_v<M, CmDreq>)
-          if (key == "remote_qpn") return void(m.remote_qpn = static_cast<std::uint32_t>(v));
-        known = false;
-      },
-      message);
-  if (!known)
+  // The CM field table knows the field; the case text is read as for any other field.
+  const FieldDef* f = find_cm_field(key);
+  if (!f)
     return std::unexpected(fmt::format("{} has no field '{}'", cm_message_name(message), key));
-  return {};
+  if (f->type != FieldType::kUnsigned && f->type != FieldType::kBool)
+    return std::unexpected(fmt::format("{}: a case sets numbers, not {} bytes", key, f->key()));
+  auto n = field_number(*f, key, value);
+  if (!n) return std::unexpected(n.error());
+  return roceconf::set_cm_field(message, key, *n);
 }
 
 }  // namespace roceconf::engine
