@@ -19,53 +19,8 @@ void put(Out& out, fmt::format_string<Args...> fs, Args&&... args) {
   fmt::format_to(std::back_inserter(out), fs, std::forward<Args>(args)...);
 }
 
-void put_ipv6(Out& out, Bytes a) {
-  // IPv4-mapped (how RoCE GIDs carry IPv4 addresses): ::ffff:a.b.c.d.
-  bool mapped = a[10] == 0xFF && a[11] == 0xFF;
-  for (std::size_t i = 0; i < 10 && mapped; ++i) mapped = a[i] == 0;
-  if (mapped) {
-    put(out, "::ffff:{}.{}.{}.{}", a[12], a[13], a[14], a[15]);
-    return;
-  }
-  std::uint16_t g[8];
-  for (std::size_t i = 0; i < 8; ++i) g[i] = be::load16(&a[2 * i]);
-  // RFC 5952: the longest run of two or more zero groups becomes "::" (the first on a tie).
-  int best = -1, best_len = 1;
-  for (int i = 0; i < 8;) {
-    if (g[i] != 0) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j < 8 && g[j] == 0) ++j;
-    if (j - i > best_len) best = i, best_len = j - i;
-    i = j;
-  }
-  for (int i = 0; i < 8; ++i) {
-    if (i == best) {
-      put(out, "::");
-      i += best_len - 1;
-      continue;
-    }
-    if (i > 0 && i != best + best_len) put(out, ":");
-    put(out, "{:x}", g[i]);
-  }
-}
-
 void put_address(Out& out, Bytes a) {
-  switch (a.size()) {
-    case 6:
-      put(out, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", a[0], a[1], a[2], a[3], a[4], a[5]);
-      break;
-    case 4:
-      put(out, "{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
-      break;
-    case 16:
-      put_ipv6(out, a);
-      break;
-    default:
-      for (std::uint8_t b : a) put(out, "{:02x}", b);
-  }
+  put(out, "{}", format_address(a));
 }
 
 void put_route(Out& out, const Packet& p) {
@@ -199,12 +154,6 @@ std::string_view framing_name(Framing framing) {
       break;
   }
   return "none";
-}
-
-std::string format_address(Bytes address) {
-  Out out;
-  put_address(out, address);
-  return fmt::to_string(out);
 }
 
 std::string summarize(const Packet& p, bool icrc_checked) {

@@ -6,13 +6,10 @@
 #include <string_view>
 
 #include "dissector/bytes.h"
+#include "dissector/names.h"  // format_address, which the summary uses for every address
 #include "dissector/packet.h"
 
 namespace roceconf {
-
-// MAC "02:00:00:00:00:01" (6 bytes), IPv4 "192.0.2.1" (4), IPv6 / GID in RFC 5952 form
-// "2001:db8::1", "::ffff:192.0.2.1" (16); anything else as lowercase hex.
-std::string format_address(Bytes address);
 
 // "RoCEv2", "RoCEv1", "IB"; "none" for frames without RoCE or IB transport.
 std::string_view framing_name(Framing framing);

@@ -15,7 +15,7 @@
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/finding.h"
 #include "dissector/packet.h"
-#include "dissector/wireshark/evidence_comment.h"
+#include "dissector/evidence_comment.h"
 #include "dissector/wireshark/field_catalogue.h"
 
 namespace roceconf::wireshark {

@@ -28,7 +28,7 @@
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/finding.h"
 #include "dissector/packet.h"
-#include "dissector/wireshark/evidence_comment.h"
+#include "dissector/evidence_comment.h"
 #include "dissector/wireshark/field_catalogue.h"
 #include "dissector/wireshark/frame_report.h"
 #include "dissector/wireshark/result_store.h"

@@ -2,13 +2,13 @@
 // and MSN tracking), the steps (send, expect, expect nothing, control) and the evidence they leave.
 // Script cases (script.h) and C++ cases call the same steps. A step that fails throws CaseStop
 // with the verdict, reason and field diffs; the runner records it.
+//
+// A facade: the work is done by the units it joins, each in a file of its own (evidence_recorder,
+// receive_demux, wire_steps, control_steps, target_qp, cm_active, cm_passive, segmenter).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
-#include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -20,22 +20,20 @@
 #include "reports/result.h"
 #include "suite/engine/assignments.h"
 #include "suite/engine/case_stop.h"
+#include "suite/engine/cm_active.h"
+#include "suite/engine/cm_passive.h"
 #include "suite/engine/connection.h"
+#include "suite/engine/control_steps.h"
+#include "suite/engine/evidence_recorder.h"
 #include "suite/engine/frame_builder.h"
 #include "suite/engine/matcher.h"
+#include "suite/engine/receive_demux.h"
 #include "suite/engine/target.h"
+#include "suite/engine/target_qp.h"
 #include "suite/engine/timing.h"
+#include "suite/engine/wire_steps.h"
 
 namespace roceconf::engine {
-
-class Annotator;
-
-// A frame the tester received, decoded (the packet views `bytes`).
-struct Received {
-  std::vector<std::uint8_t> bytes;
-  TimeNs time = 0;
-  Packet packet;
-};
 
 class CaseContext {
  public:
@@ -46,12 +44,12 @@ class CaseContext {
 
   Target& target() { return target_; }
   const Timing& timing() const { return timing_; }
-  TimeNs now() { return target_.port().clock().now_ns(); }
+  TimeNs now() { return wire_.now(); }
   std::mt19937_64& random() { return random_; }
 
   // The case line the next events belong to ("cases/psn/gap.rcase:9").
-  void set_step(std::string step) { step_ = std::move(step); }
-  const std::string& step() const { return step_; }
+  void set_step(std::string step) { evidence_.set_step(std::move(step)); }
+  const std::string& step() const { return evidence_.step(); }
 
   // SKIPs the case when the target lacks a capability: "responder", "control",
   // "pkey-limited" (a limited P_Key entry in the target's table).
@@ -104,10 +102,8 @@ class CaseContext {
   // The next packet for `c` (any RoCE packet when null) must match within `window`; with
   // `eventually`, other packets for `c` are skipped. Returns the match. FAILs otherwise.
   Received expect(Connection* c, const Expectation& e, TimeNs window, bool eventually = false);
-  // What an expect passes over before its match: nothing (kNext), any packet for `c`
-  // (kEventually), or ACKs of PSNs before the expected one (kAfterEarlierAcks: a responder may
-  // acknowledge each packet of a message or coalesce, so either is accepted).
-  enum class ExpectMode : std::uint8_t { kNext, kEventually, kAfterEarlierAcks };
+  // What an expect passes over before its match (wire_steps.h).
+  using ExpectMode = engine::ExpectMode;
   // The next packet must match one of `alternatives` (the spec allows each of them).
   Received expect(Connection* c, const std::vector<Expectation>& alternatives, TimeNs window,
                   ExpectMode mode);
@@ -142,60 +138,29 @@ class CaseContext {
   void close_all();
 
   // Frames recorded per case at most; the rest are counted (dropped_frames()).
-  static constexpr std::uint64_t kMaxFrameEvents = 5000;
-  std::uint64_t dropped_frames() const { return dropped_frames_; }
+  static constexpr std::uint64_t kMaxFrameEvents = EvidenceRecorder::kMaxFrameEvents;
+  std::uint64_t dropped_frames() const { return evidence_.dropped_frames(); }
 
   // Counter values at the script's "counter snapshot" step.
   std::map<std::string, std::uint64_t> counter_base;
 
  private:
-  struct Pending {
-    Received frame;
-    Connection* owner = nullptr;
-  };
-  // A connection the tester accepts (passive side): what routes the target's REQ to it.
-  struct Passive {
-    std::uint64_t service_id = 0;
-    std::optional<std::uint32_t> target_comm_id;  // from cm_connect, when it says
-    bool req_seen = false;
-    bool rep_sent = false;
-    bool rej_sent = false;
-  };
-  Passive* passive(const Connection& c);
-  struct TargetQpSpec {
-    std::string cq_name;  // empty: a CQ of its own
-    std::uint32_t recv = 16;
-    std::uint32_t recv_len = 4096;
-    std::uint32_t region = 64 * 1024;
-    nlohmann::json region_access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
-    nlohmann::json qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
-    std::uint32_t pkey_index = 0;
-  };
-  void make_target_qp(Connection& c, const TargetQpSpec& spec);
-  Connection* owner_of(const Packet& p);
-  std::optional<Received> next_for(Connection* c, TimeNs deadline, bool pending = true);
-  void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {},
-              std::vector<std::string> analysis = {});
-  void transmit(std::vector<std::uint8_t> frame, std::string text);
-  void after_match(Connection* c, const Packet& p);
   std::uint32_t new_qpn();
 
+  // Declared in the order they are built: each unit takes the ones above it.
   Target& target_;
   Timing timing_;
-  report::CaseResult& result_;
   std::mt19937_64 random_;
-  std::string step_;
-  std::map<std::string, std::unique_ptr<Connection>> connections_;
-  std::map<std::string, std::uint32_t> cqs_;
-  std::map<std::string, Passive> passive_;  // by connection name
-  std::deque<Pending> pending_;
+  EvidenceRecorder evidence_;
+  ConnectionTable connections_;
+  PassiveTable passive_;
+  ReceiveDemux demux_;
+  WireSteps wire_;
+  ControlSteps control_;
+  CmActive cm_;
+  TargetQps qps_;
+  CmPassive cm_passive_;
   std::uint32_t next_qpn_ = 0;
-  std::uint64_t next_tid_ = 0;
-  std::uint32_t mad_psn_ = 0;
-  nlohmann::json hello_;
-  std::uint64_t frame_events_ = 0;
-  std::uint64_t dropped_frames_ = 0;
-  std::unique_ptr<Annotator> annotator_;
 };
 
 }  // namespace roceconf::engine

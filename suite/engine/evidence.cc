@@ -2,19 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "dissector/evidence_comment.h"
 #include "reports/text.h"
 
 namespace roceconf::engine {
 namespace {
-
-// Values other than the note are single tokens so a parser can split on spaces.
-std::string token(std::string_view value) {
-  if (value.empty()) return "-";
-  std::string out = report::one_line(value);
-  for (char& c : out)
-    if (c == ' ') c = '_';
-  return out;
-}
 
 std::string error_line(const std::string& path, const PortError& error) {
   return fmt::format("cannot write evidence {}: {}", path, error.message);
@@ -49,12 +41,15 @@ std::expected<PcapngWriter, std::string> create(const std::string& path) {
 }  // namespace
 
 std::string evidence_comment(const report::CaseResult& result, const report::Event& event) {
-  std::string comment = fmt::format(
-      "roceconf case={} step={} verdict={} event={}", token(result.id), token(event.step),
-      report::verdict_name(result.verdict), report::event_kind_name(event.kind));
-  if (const std::string note = report::one_line(event.text); !note.empty())
-    comment += " note=" + note;
-  return comment;
+  // One line of valid UTF-8 first (reports/text.h); the format makes the tokens.
+  const std::string id = report::one_line(result.id);
+  const std::string step = report::one_line(event.step);
+  const std::string note = report::one_line(event.text);
+  return format_evidence_comment({.case_id = id,
+                                  .step = step,
+                                  .verdict = report::verdict_name(result.verdict),
+                                  .event = report::event_kind_name(event.kind),
+                                  .note = note});
 }
 
 std::expected<void, std::string> EvidenceWriter::open(const std::string& path) {

@@ -1,6 +1,6 @@
-// The pcapng evidence of a run: every frame the tester sent or received, in run order, each
-// tagged with a comment naming its case, step and the case's verdict, in the format of
-// reports/EVIDENCE.md (which the Wireshark plugin parses):
+// The pcapng evidence of a run (reports/EVIDENCE.md): every frame the tester sent or received,
+// in run order, each tagged with a comment naming its case, step and the case's verdict, in the
+// format of dissector/evidence_comment.h (which the Wireshark plugin parses with the same code):
 //
 //   roceconf case=<id> step=<step> verdict=<verdict> event=<sent|received>[ note=<text>]
 //

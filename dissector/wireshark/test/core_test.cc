@@ -9,7 +9,7 @@
 
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/testing/traffic.h"
-#include "dissector/wireshark/evidence_comment.h"
+#include "dissector/evidence_comment.h"
 #include "dissector/wireshark/field_catalogue.h"
 #include "dissector/wireshark/frame_report.h"
 #include "dissector/wireshark/result_store.h"

@@ -1,14 +1,50 @@
-#include "dissector/wireshark/evidence_comment.h"
+#include "dissector/evidence_comment.h"
 
-namespace roceconf::wireshark {
+namespace roceconf {
+
+namespace {
+
+constexpr std::string_view kPrefix = "roceconf ";
+constexpr std::string_view kNote = "note=";
+
+bool is_control(char c) {
+  return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+}
+
+// A value before the note: one token, so a reader can split on spaces.
+void put_token(std::string& out, std::string_view value) {
+  if (value.empty()) {
+    out += '-';
+    return;
+  }
+  for (char c : value) out += c == ' ' || is_control(c) ? '_' : c;
+}
+
+}  // namespace
+
+std::string format_evidence_comment(const EvidenceComment& c) {
+  std::string out(kPrefix);
+  out += "case=";
+  put_token(out, c.case_id);
+  out += " step=";
+  put_token(out, c.step);
+  out += " verdict=";
+  put_token(out, c.verdict);
+  out += " event=";
+  put_token(out, c.event);
+  if (!c.note.empty()) {
+    out += " ";
+    out += kNote;
+    for (char ch : c.note) out += is_control(ch) ? ' ' : ch;
+  }
+  return out;
+}
 
 std::optional<EvidenceComment> parse_evidence_comment(std::string_view comment) {
-  constexpr std::string_view kPrefix = "roceconf ";
   if (!comment.starts_with(kPrefix)) return std::nullopt;
   std::string_view rest = comment.substr(kPrefix.size());
   EvidenceComment out;
   // The note is last and may hold anything, so it is cut off before splitting on spaces.
-  constexpr std::string_view kNote = "note=";
   std::string_view fixed = rest;
   if (rest.starts_with(kNote)) {
     out.note = rest.substr(kNote.size());
@@ -37,4 +73,4 @@ std::optional<EvidenceComment> parse_evidence_comment(std::string_view comment) 
   return out;
 }
 
-}  // namespace roceconf::wireshark
+}  // namespace roceconf

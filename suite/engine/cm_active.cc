@@ -1,0 +1,276 @@
+#include "suite/engine/cm_active.h"
+
+#include <fmt/format.h>
+
+#include "dissector/analysis/psn.h"
+#include "dissector/mad/rdma_cm.h"
+#include "dissector/names.h"
+#include "suite/engine/case_stop.h"
+#include "suite/engine/frame_builder.h"
+#include "suite/reference_nic/rcnf_private_data.h"
+
+namespace roceconf::engine {
+
+namespace {
+
+std::uint32_t ipv4_u32(const Ipv4Address& a) {
+  return std::uint32_t{a[0]} << 24 | std::uint32_t{a[1]} << 16 | std::uint32_t{a[2]} << 8 | a[3];
+}
+
+// The REP's own fields (the tester answering the target's REQ); false for a key that is not one
+// (the comm IDs are set_cm_field's).
+bool set_rep_field(CmRep& r, const Assignment& item) {
+  const auto number = [&](std::uint64_t max) {
+    auto n = parse_uint(item.value);
+    if (!n || *n > max)
+      throw CaseStop(report::Verdict::kError, fmt::format("{}: '{}' is not a number up to {:#x}",
+                                                          item.key, item.value, max));
+    return *n;
+  };
+  const std::string& k = item.key;
+  if (k == "local_qpn")
+    r.local_qpn = static_cast<std::uint32_t>(number(0xFFFFFF));
+  else if (k == "starting_psn")
+    r.starting_psn = static_cast<std::uint32_t>(number(0xFFFFFF));
+  else if (k == "local_qkey")
+    r.local_qkey = static_cast<std::uint32_t>(number(0xFFFFFFFF));
+  else if (k == "responder_resources")
+    r.responder_resources = static_cast<std::uint8_t>(number(0xFF));
+  else if (k == "initiator_depth")
+    r.initiator_depth = static_cast<std::uint8_t>(number(0xFF));
+  else if (k == "target_ack_delay")
+    r.target_ack_delay = static_cast<std::uint8_t>(number(31));
+  else if (k == "failover_accepted")
+    r.failover_accepted = static_cast<std::uint8_t>(number(3));
+  else if (k == "end_to_end_flow_control")
+    r.end_to_end_flow_control = number(1) != 0;
+  else if (k == "rnr_retry_count")
+    r.rnr_retry_count = static_cast<std::uint8_t>(number(7));
+  else if (k == "srq")
+    r.srq = number(1) != 0;
+  else if (k == "local_ca_guid")
+    r.local_ca_guid = number(UINT64_MAX);
+  else
+    return false;
+  return true;
+}
+
+// The tester's CA GUID in the REQs and REPs it sends.
+constexpr std::uint64_t kTesterCaGuid = 0x0200'00FF'FE00'0002ULL;
+
+bool is_mad_header_key(std::string_view key) {
+  return key == "tid" || key == "class_version" || key == "base_version" || key == "method" ||
+         key == "qkey" || key == "bth.pkey";
+}
+
+}  // namespace
+
+CmActive::CmActive(Target& target, const Timing& timing, EvidenceRecorder& evidence,
+                   WireSteps& wire, ControlSteps& control, PassiveTable& passive)
+    : target_(target),
+      timing_(timing),
+      evidence_(evidence),
+      wire_(wire),
+      control_(control),
+      passive_(passive) {}
+
+void CmActive::cm_send(Connection& c, std::string_view message, const Assignments& a) {
+  Assignments header;
+  CmMessage msg;
+  std::array<std::uint8_t, kReqPrivateDataSize> req_private{};
+  std::uint64_t tid = 0;
+  if (message == "REQ") {
+    CmReq r;
+    RdmaCmHeader h;
+    h.src_port = static_cast<std::uint16_t>(40000 + (c.local_qpn & 0x3FFF));
+    h.src_ip = rdma_cm_ipv4(ipv4_u32(target_.tester().ip));
+    h.dst_ip = rdma_cm_ipv4(ipv4_u32(target_.device().ip));
+    build_rdma_cm_private_data(h, {}, req_private);
+    r.local_comm_id = c.local_comm_id;
+    r.service_id = c.service_id != 0 ? c.service_id
+                                     : rdma_cm_service_id(rdma_cm_ps::kTcp, target_.service_port());
+    r.local_ca_guid = kTesterCaGuid;
+    r.local_qpn = c.local_qpn;
+    r.starting_psn = c.remote_psn0;  // the target sends from it; the REP says where we do
+    r.responder_resources = 4;
+    r.initiator_depth = 4;
+    r.path_mtu = mtu_enum(c.pmtu);
+    r.pkey = c.pkey;
+    r.primary.local_gid = cm_ipv4_gid(ipv4_u32(target_.tester().ip));
+    r.primary.remote_gid = cm_ipv4_gid(ipv4_u32(target_.device().ip));
+    r.primary.hop_limit = 64;
+    r.primary.local_ack_timeout = 14;
+    r.private_data = req_private;
+    msg = r;
+    c.req_tid = next_tid_++;
+    tid = c.req_tid;
+  } else if (message == "REP") {
+    // The tester as the passive side answers the target's REQ (accept).
+    CmRep r;
+    r.local_comm_id = c.local_comm_id;
+    r.remote_comm_id = c.remote_comm_id;
+    r.local_qpn = c.local_qpn;
+    r.starting_psn = c.remote_psn0;  // the target sends from it; the REQ said where we do
+    r.responder_resources = c.responder_resources;
+    r.initiator_depth = c.initiator_depth;
+    r.rnr_retry_count = 7;
+    r.local_ca_guid = kTesterCaGuid;
+    msg = r;
+    tid = c.req_tid;
+  } else if (message == "RTU") {
+    msg = CmRtu{c.local_comm_id, c.remote_comm_id, {}};
+    tid = c.req_tid;
+  } else if (message == "DREQ") {
+    CmDreq d;
+    d.local_comm_id = c.local_comm_id;
+    d.remote_comm_id = c.remote_comm_id;
+    d.remote_qpn = c.remote_qpn;
+    msg = d;
+    tid = next_tid_++;
+  } else if (message == "DREP") {
+    msg = CmDrep{c.local_comm_id, c.remote_comm_id, {}};
+    tid = next_tid_++;
+  } else if (message == "MRA") {
+    CmMra m;
+    m.local_comm_id = c.local_comm_id;
+    m.remote_comm_id = c.remote_comm_id;
+    // The passive side (accept) asks for time to answer the REQ, the active side the REP.
+    m.message_mraed = passive_.contains(c.name) ? cm_msg_kind::kReq : cm_msg_kind::kRep;
+    msg = m;
+    tid = c.req_tid;
+  } else if (message == "REJ") {
+    CmRej r;
+    r.local_comm_id = c.local_comm_id;
+    r.remote_comm_id = c.remote_comm_id;
+    r.message_rejected = passive_.contains(c.name) ? cm_msg_kind::kReq : cm_msg_kind::kRep;
+    msg = r;
+    tid = c.req_tid;
+  } else if (message == "ClassPortInfo") {
+    msg = ClassPortInfo{};
+    tid = next_tid_++;
+    header.set("method", "1");
+  } else {
+    evidence_.error(fmt::format(
+        "unknown CM message '{}' (REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo)", message));
+  }
+  std::uint16_t pkey = c.pkey;
+  for (const auto& item : a.items()) {
+    if (item.key == "tid") {
+      auto n = parse_uint(item.value);
+      if (!n) evidence_.error("tid: " + n.error());
+      tid = *n;
+      if (message == "REQ") c.req_tid = tid;
+    } else if (item.key == "bth.pkey") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFF) evidence_.error("bth.pkey: not a P_Key");
+      pkey = static_cast<std::uint16_t>(*n);
+    } else if (is_mad_header_key(item.key)) {
+      header.set(item.key, item.value);
+    } else if (auto* r = std::get_if<CmRep>(&msg); r && set_rep_field(*r, item)) {
+    } else if (auto ok = set_cm_field(msg, item.key, item.value); !ok) {
+      evidence_.error(ok.error());
+    }
+  }
+  if (const auto* r = std::get_if<CmReq>(&msg)) {
+    c.service_id = r->service_id;
+    c.local_comm_id = r->local_comm_id;
+    c.remote_psn0 = r->starting_psn & psn::kMask;
+    c.local_qpn = r->local_qpn;
+    if (mtu_bytes(r->path_mtu) != 0) c.pmtu = mtu_bytes(r->path_mtu);
+    c.pkey = r->pkey;
+    c.state = ConnState::kReqSent;
+  }
+  if (const auto* r = std::get_if<CmRep>(&msg)) {
+    c.local_comm_id = r->local_comm_id;
+    c.local_qpn = r->local_qpn;
+    c.remote_psn0 = r->starting_psn & psn::kMask;
+    c.responder_resources = r->responder_resources;
+    c.initiator_depth = r->initiator_depth;
+    if (const auto p = passive_.find(c.name); p != passive_.end()) p->second.rep_sent = true;
+  }
+  if (std::holds_alternative<CmRej>(msg)) {
+    if (const auto p = passive_.find(c.name); p != passive_.end()) {
+      p->second.rej_sent = true;
+      c.state = ConnState::kRejected;
+    }
+  }
+  if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
+  auto frame = build_mad(tester_addresses(target_), pkey, msg, tid, header);
+  if (!frame) evidence_.error(frame.error());
+  wire_.transmit(std::move(frame->bytes), fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
+}
+
+void CmActive::connect(Connection& c, const Assignments& a) {
+  control_.require("responder");
+  Assignments req;
+  bool rtu = true;
+  for (const auto& item : a.items()) {
+    if (item.key == "pmtu") {
+      auto n = parse_uint(item.value);
+      if (!n || mtu_enum(static_cast<std::uint32_t>(*n)) == 0)
+        evidence_.error(fmt::format("pmtu: {} is not 256, 512, 1024, 2048 or 4096", item.value));
+      c.pmtu = static_cast<std::uint32_t>(*n);
+      if (c.pmtu > target_.capabilities().max_pmtu)
+        evidence_.skip(fmt::format("needs a path MTU of {}; the link to the target carries {}",
+                                   c.pmtu, target_.capabilities().max_pmtu));
+    } else if (item.key == "pkey") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFF) evidence_.error("pkey: not a P_Key");
+      c.pkey = static_cast<std::uint16_t>(*n);
+    } else if (item.key == "psn") {
+      evidence_.error(
+          "psn: with CM the target chooses the PSN the tester sends from (REP Starting PSN); "
+          "use target_psn= for the REQ's, or open (control) to choose both");
+    } else if (item.key == "target_psn") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > psn::kMask) evidence_.error("target_psn: not a 24-bit PSN");
+      c.remote_psn0 = static_cast<std::uint32_t>(*n);
+    } else if (item.key == "rtu") {
+      rtu = item.value != "0" && item.value != "no" && item.value != "false";
+    } else {
+      req.set(item.key, item.value);
+    }
+  }
+  cm_send(c, "REQ", req);
+  wire_.expect(&c, {{"REP", {}}}, timing_.expect_window(), ExpectMode::kNext);
+  if (!rtu) return;
+  cm_send(c, "RTU", {});
+  c.state = ConnState::kEstablished;
+}
+
+void CmActive::after_match(Connection* c, const Packet& p) {
+  if (!c) return;
+  if (p.aeth) c->last_msn = p.aeth->msn;
+  if (!p.mad || !p.mad->cm) return;
+  if (const auto* rep = std::get_if<CmRep>(&*p.mad->cm)) {
+    c->remote_qpn = rep->local_qpn;
+    // IBA 12.7.36: the REP's Starting PSN is the one the active side (we) sends from.
+    c->local_psn0 = rep->starting_psn & psn::kMask;
+    c->next_psn = c->local_psn0;
+    c->remote_comm_id = rep->local_comm_id;
+    c->responder_resources = rep->responder_resources;
+    c->initiator_depth = rep->initiator_depth;
+    c->state = ConnState::kRepReceived;
+    if (p.mad->header.tid != c->req_tid)
+      evidence_.note(
+          fmt::format("REP TID {:#x} differs from the REQ's {:#x}", p.mad->header.tid, c->req_tid));
+    if (auto rcnf = target::RcnfPrivateData::decode(rep->private_data)) {
+      c->region =
+          RemoteRegion{rcnf->region_va,        rcnf->rkey, rcnf->region_length, rcnf->recv_depth,
+                       rcnf->recv_buffer_size, 0};
+    } else {
+      evidence_.note("REP private data has no RCNF block (" + rcnf.error() + "): no remote region");
+    }
+  } else if (std::holds_alternative<CmRej>(*p.mad->cm)) {
+    c->state = ConnState::kRejected;
+  } else if (std::holds_alternative<CmDrep>(*p.mad->cm)) {
+    c->state = ConnState::kClosed;
+  }
+}
+
+void CmActive::disconnect(Connection& c) {
+  cm_send(c, "DREQ", {});
+  wire_.expect(&c, {{"DREP", {}}}, timing_.expect_window(), ExpectMode::kEventually);
+}
+
+}  // namespace roceconf::engine

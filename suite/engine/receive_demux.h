@@ -1,0 +1,77 @@
+// Which of the case's connections a frame from the target belongs to, and the frames that
+// arrived for one connection while a step waited on another, kept in arrival order for later
+// steps. CM MADs are routed by communication ID (either side's), a target's first REQ by the
+// comm ID cm_connect answered or the service ID asked for, then by TID; transport packets by
+// destination QP.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/port/port.h"
+#include "dissector/packet.h"
+#include "suite/engine/connection.h"
+#include "suite/engine/evidence_recorder.h"
+
+namespace roceconf::engine {
+
+// A frame the tester received, decoded (the packet views `bytes`).
+struct Received {
+  std::vector<std::uint8_t> bytes;
+  TimeNs time = 0;
+  Packet packet;
+};
+
+// The case's connections, by name.
+using ConnectionTable = std::map<std::string, std::unique_ptr<Connection>>;
+
+// A connection the tester accepts (the CM passive side): what routes the target's REQ to it,
+// and how far the exchange got (what close_all must undo).
+struct PassiveSide {
+  std::uint64_t service_id = 0;
+  std::optional<std::uint32_t> target_comm_id;  // from cm_connect, when it says
+  bool req_seen = false;
+  bool rep_sent = false;
+  bool rej_sent = false;
+};
+using PassiveTable = std::map<std::string, PassiveSide>;  // by connection name
+
+class ReceiveDemux {
+ public:
+  // Reads from `port`; every RoCE frame read is recorded in `evidence`. The tables are the
+  // case's, read at each lookup.
+  ReceiveDemux(Port& port, EvidenceRecorder& evidence, const ConnectionTable& connections,
+               const PassiveTable& passive);
+
+  // The connection `p` belongs to; null for none (or not RoCE).
+  Connection* owner_of(const Packet& p) const;
+
+  // The next frame for `c` (any RoCE frame when null) by `deadline`: first those kept earlier
+  // (unless `kept` is false), then from the port. Frames for other connections are kept; frames
+  // no connection owns are dropped (they stay on the timeline). Non-RoCE frames (ARP, IPv6
+  // neighbour discovery on a real link) are skipped unrecorded. ERRORs the case when the port
+  // fails.
+  std::optional<Received> next_for(Connection* c, TimeNs deadline, bool kept = true);
+  // Keeps every frame arriving by `deadline`, owned or not, behind those kept already.
+  void keep_until(TimeNs deadline);
+  std::size_t kept() const { return kept_.size(); }
+  void clear() { kept_.clear(); }
+
+ private:
+  struct Kept {
+    Received frame;
+    Connection* owner = nullptr;
+  };
+  Port& port_;
+  EvidenceRecorder& evidence_;
+  const ConnectionTable& connections_;
+  const PassiveTable& passive_;
+  std::deque<Kept> kept_;
+};
+
+}  // namespace roceconf::engine
