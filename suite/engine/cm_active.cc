@@ -19,42 +19,6 @@ std::uint32_t ipv4_u32(const Ipv4Address& a) {
 
 // The REP's own fields (the tester answering the target's REQ); false for a key that is not one
 // (the comm IDs are set_cm_field's).
-bool set_rep_field(CmRep& r, const Assignment& item) {
-  const auto number = [&](std::uint64_t max) {
-    auto n = parse_uint(item.value);
-    if (!n || *n > max)
-      throw CaseStop(report::Verdict::kError, fmt::format("{}: '{}' is not a number up to {:#x}",
-                                                          item.key, item.value, max));
-    return *n;
-  };
-  const std::string& k = item.key;
-  if (k == "local_qpn")
-    r.local_qpn = static_cast<std::uint32_t>(number(0xFFFFFF));
-  else if (k == "starting_psn")
-    r.starting_psn = static_cast<std::uint32_t>(number(0xFFFFFF));
-  else if (k == "local_qkey")
-    r.local_qkey = static_cast<std::uint32_t>(number(0xFFFFFFFF));
-  else if (k == "responder_resources")
-    r.responder_resources = static_cast<std::uint8_t>(number(0xFF));
-  else if (k == "initiator_depth")
-    r.initiator_depth = static_cast<std::uint8_t>(number(0xFF));
-  else if (k == "target_ack_delay")
-    r.target_ack_delay = static_cast<std::uint8_t>(number(31));
-  else if (k == "failover_accepted")
-    r.failover_accepted = static_cast<std::uint8_t>(number(3));
-  else if (k == "end_to_end_flow_control")
-    r.end_to_end_flow_control = number(1) != 0;
-  else if (k == "rnr_retry_count")
-    r.rnr_retry_count = static_cast<std::uint8_t>(number(7));
-  else if (k == "srq")
-    r.srq = number(1) != 0;
-  else if (k == "local_ca_guid")
-    r.local_ca_guid = number(UINT64_MAX);
-  else
-    return false;
-  return true;
-}
-
 // The tester's CA GUID in the REQs and REPs it sends.
 constexpr std::uint64_t kTesterCaGuid = 0x0200'00FF'FE00'0002ULL;
 
@@ -166,7 +130,6 @@ void CmActive::cm_send(Connection& c, std::string_view message, const Assignment
       pkey = static_cast<std::uint16_t>(*n);
     } else if (is_mad_header_key(item.key)) {
       header.set(item.key, item.value);
-    } else if (auto* r = std::get_if<CmRep>(&msg); r && set_rep_field(*r, item)) {
     } else if (auto ok = set_cm_field(msg, item.key, item.value); !ok) {
       evidence_.error(ok.error());
     }

@@ -239,30 +239,18 @@ std::optional<CmMessage> cm_message(std::string_view kind) {
   return std::nullopt;
 }
 
-// The MAD header keys a CM send takes, and the REP fields the tester sets as the passive side
-// (CaseContext's REP builder; set_cm_field has the comm IDs).
+// The MAD header keys a CM send takes; message fields are the CM field table's (set_cm_field).
 constexpr Key kMadHeader[] = {{"tid", Type::kNumber},
                               {"class_version", Type::kNumber, 0xFF},
                               {"base_version", Type::kNumber, 0xFF},
                               {"method", Type::kNumber, 0xFF},
                               {"qkey", Type::kNumber, k32},
                               {"bth.pkey", Type::kNumber, 0xFFFF}};
-constexpr Key kRepFields[] = {
-    {"local_qpn", Type::kNumber, k24},        {"starting_psn", Type::kNumber, k24},
-    {"local_qkey", Type::kNumber, k32},       {"responder_resources", Type::kNumber, 0xFF},
-    {"initiator_depth", Type::kNumber, 0xFF}, {"target_ack_delay", Type::kNumber, 31},
-    {"failover_accepted", Type::kNumber, 3},  {"end_to_end_flow_control", Type::kNumber, 1},
-    {"rnr_retry_count", Type::kNumber, 7},    {"srq", Type::kNumber, 1},
-    {"local_ca_guid", Type::kNumber}};
-
 std::expected<void, std::string> check_cm_field(std::string_view kind, CmMessage& m,
                                                 const Assignment& item) {
   static const std::set<std::string> no_cqs;
   for (const auto& k : kMadHeader)
     if (k.name == item.key) return check_value(k, item.value, "", no_cqs, false);
-  if (kind == "REP")
-    for (const auto& k : kRepFields)
-      if (k.name == item.key) return check_value(k, item.value, "", no_cqs, false);
   if (!set_cm_field(m, item.key, item.value)) {
     // Tell a bad value from an unknown field: the value 0 of a known field is taken.
     CmMessage probe = m;
