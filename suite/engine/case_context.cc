@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "control/rcnf_private_data.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/mad/rdma_cm.h"
 #include "dissector/names.h"
 #include "dissector/summary.h"
 #include "suite/engine/annotator.h"
-#include "suite/target/rcnf_private_data.h"
 
 namespace roceconf::engine {
 
@@ -333,7 +333,7 @@ void CaseContext::after_match(Connection* c, const Packet& p) {
     if (p.mad->header.tid != c->req_tid)
       note(
           fmt::format("REP TID {:#x} differs from the REQ's {:#x}", p.mad->header.tid, c->req_tid));
-    if (auto rcnf = target::RcnfPrivateData::decode(rep->private_data)) {
+    if (auto rcnf = control::RcnfPrivateData::decode(rep->private_data)) {
       c->region =
           RemoteRegion{rcnf->region_va,        rcnf->rkey, rcnf->region_length, rcnf->recv_depth,
                        rcnf->recv_buffer_size, 0};

@@ -27,11 +27,11 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/port/raw_socket_port.h"
+#include "control/rcnf_private_data.h"
 #include "dissector/mad/rdma_cm.h"
 #include "suite/target/address_text.h"
 #include "suite/target/cm_agent.h"
 #include "suite/target/nic.h"
-#include "suite/target/rcnf_private_data.h"
 #include "suite/target/test/line_client.h"
 #include "suite/target/test/peer_frames.h"
 
