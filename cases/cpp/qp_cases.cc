@@ -94,11 +94,11 @@ void expect_state(CaseContext& ctx, const Connection& c, std::string_view want) 
 
 // What a completion must have; fields left empty are not compared.
 struct WcWant {
-  std::optional<std::uint64_t> wr_id;
-  std::optional<std::string> status;
-  std::optional<std::string> opcode;
-  std::optional<std::uint32_t> byte_len;
-  std::optional<std::uint32_t> qp_num;
+  std::optional<std::uint64_t> wr_id = std::nullopt;
+  std::optional<std::string> status = std::nullopt;
+  std::optional<std::string> opcode = std::nullopt;
+  std::optional<std::uint32_t> byte_len = std::nullopt;
+  std::optional<std::uint32_t> qp_num = std::nullopt;
 };
 
 std::string shown(const WcWant& w) {

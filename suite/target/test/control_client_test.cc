@@ -64,7 +64,10 @@ TEST_F(ControlClientTest, AQpBroughtUpWithTypedRequests) {
   EXPECT_EQ(mask.attr_mask.size(), 4u);
   ctl::QpAttr rtr;
   rtr.qp_state = "RTR";
-  rtr.ah_attr = ctl::AddressVector{.dgid = "192.0.2.1", .dmac = "02:00:00:00:00:aa"};
+  ctl::AddressVector av;
+  av.dgid = "192.0.2.1";
+  av.dmac = "02:00:00:00:00:aa";
+  rtr.ah_attr = av;
   rtr.path_mtu = 1024;
   rtr.dest_qp_num = 0x22;
   rtr.rq_psn = 100;
@@ -88,7 +91,9 @@ TEST_F(ControlClientTest, AQpBroughtUpWithTypedRequests) {
   EXPECT_EQ(ok(client_.post_recv(qp.qp_num, {{7, {{mr.addr, 64, mr.lkey}}}})).posted, 1u);
   EXPECT_TRUE(ok(client_.poll_cq(cq.cq)).wc.empty());
 
-  ok(client_.modify_qp(qp.qp_num, ctl::QpAttr{.qp_state = "ERR"}));
+  ctl::QpAttr err;
+  err.qp_state = "ERR";
+  ok(client_.modify_qp(qp.qp_num, err));
   const auto flushed = ok(client_.poll_cq(cq.cq, 4));
   ASSERT_EQ(flushed.wc.size(), 1u);
   EXPECT_EQ(flushed.wc[0].wr_id, 7u);
