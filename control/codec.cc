@@ -1,5 +1,6 @@
 #include "control/codec.h"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -214,6 +215,16 @@ void read(const Fields& f, CreateQpReply& r) {
   if (f.has("cap")) r.cap = read_cap(Fields(f.at("cap"), f.path("cap")));
 }
 void read(const Fields& f, ModifyQpReply& r) {
+  // The reference target writes the names as one text ("STATE, PKEY_INDEX"), the agent as a list.
+  if (f.has("attr_mask") && f.at("attr_mask").is_string()) {
+    const std::string text = f.text("attr_mask");
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t end = std::min(text.find(", ", at), text.size());
+      if (end > at) r.attr_mask.push_back(text.substr(at, end - at));
+      at = end + 2;
+    }
+    return;
+  }
   r.attr_mask = names(f, "attr_mask");
 }
 void read(const Fields& f, QueryQpReply& r) {

@@ -163,6 +163,12 @@ TEST(Codec, ResponsesReadBackIntoTheirTypes) {
   EXPECT_EQ(wc->wc[0].qp_num, 17u);
   EXPECT_EQ(wc->wc[0].wc_flags, std::vector<std::string>{"GRH"});
 
+  // modify_qp's mask: one text from the reference target, a list from roceconf-agent.
+  EXPECT_EQ(decode<ModifyQpReply>(json{{"attr_mask", "STATE, PKEY_INDEX"}}, "modify_qp")->attr_mask,
+            (std::vector<std::string>{"STATE", "PKEY_INDEX"}));
+  EXPECT_EQ(decode<ModifyQpReply>(json{{"attr_mask", {"STATE"}}}, "modify_qp")->attr_mask,
+            std::vector<std::string>{"STATE"});
+
   const auto read = decode<ReadMrReply>(json{{"data", "00ff"}}, "read_mr");
   ASSERT_TRUE(read);
   EXPECT_EQ(read->data, (std::vector<std::uint8_t>{0x00, 0xff}));
