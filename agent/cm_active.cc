@@ -26,9 +26,6 @@ CmActive::~CmActive() {
 }
 
 nlohmann::json CmActive::connect(const Fields& f, ibv_qp* qp, const std::string& local_ip) {
-  f.only({"qp_num", "service_id", "port", "dgid", "dmac", "path_mtu", "starting_psn", "pkey",
-          "responder_resources", "initiator_depth", "retry_count", "rnr_retry_count",
-          "private_data", "cm_response_timeout", "max_cm_retries", "packet_lifetime"});
   std::uint16_t port = 0;
   if (f.has("port")) {
     port = static_cast<std::uint16_t>(f.u("port", UINT16_MAX));

@@ -33,7 +33,8 @@ class CmActive {
   CmActive(const CmActive&) = delete;
   CmActive& operator=(const CmActive&) = delete;
 
-  // `qp` is the controller's QP (RESET or INIT); `local_ip` the device's IPv4 address.
+  // `qp` is the controller's QP (RESET or INIT); `local_ip` the device's IPv4 address. The caller
+  // has refused unknown fields (keys::kCmConnect).
   nlohmann::json connect(const Fields& f, ibv_qp* qp, const std::string& local_ip);
   nlohmann::json status(std::uint32_t qp_num) const;
   nlohmann::json disconnect(std::uint32_t qp_num);

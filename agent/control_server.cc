@@ -64,7 +64,7 @@ std::expected<std::unique_ptr<ControlServer>, std::string> ControlServer::listen
     return std::unexpected(fmt::format(
         "--control {} listens on every address without a secret: give --secret-file FILE (or "
         "${}), and bind the test link's address, not a wildcard",
-        address, target::kSecretEnv));
+        address, control::kSecretEnv));
   }
   const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
@@ -100,22 +100,17 @@ void ControlServer::on_accept() {
                 NI_NUMERICHOST | NI_NUMERICSERV);
     const std::string name = fmt::format("{}:{}", host, serv);
     if (clients_.size() >= kMaxClients) {
-      const std::string line =
-          R"({"id":null,"ok":false,"errno":"EBUSY","error":"EBUSY: 64 controllers are connected already"})"
-          "\n";
-      send_all(c, line);
+      send_all(c, control::error_line(
+                      fmt::format("{} controllers are connected already", kMaxClients), "EBUSY"));
       close(c);
       continue;
     }
     const int one = 1;
     setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     Client& client = clients_
-                         .try_emplace(c, Client{name,
-                                                {},
-                                                target::ControlGate(secret_, "roceconf-agent"),
-                                                nullptr,
-                                                0,
-                                                std::chrono::steady_clock::now()})
+                         .try_emplace(c, Client{name, control::LineReader(kMaxLine),
+                                                control::ControlGate(secret_, "roceconf-agent"),
+                                                nullptr, 0, std::chrono::steady_clock::now()})
                          .first->second;
     if (client.gate.authenticated()) {
       open_session(client);
@@ -165,28 +160,20 @@ void ControlServer::on_readable(int fd) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       return close_client(fd, fmt::format("receive failed: {}", std::strerror(errno)));
     }
-    c.buffer.append(chunk, static_cast<std::size_t>(n));
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = c.buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
-      std::string_view line(c.buffer.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    c.reader.append({chunk, static_cast<std::size_t>(n)});
+    while (auto line = c.reader.next()) {
       ++c.requests;
-      if (auto gated = c.gate.screen(line)) {
+      if (auto gated = c.gate.screen(*line)) {
         if (!send_all(fd, gated->line + "\n")) return close_client(fd, "could not send a response");
         if (gated->close) return close_client(fd, "failed to authenticate; closed");
         continue;
       }
       if (!c.session) open_session(c);
-      if (!send_all(fd, c.session->handle_line(line) + "\n"))
+      if (!send_all(fd, c.session->handle_line(*line) + "\n"))
         return close_client(fd, "could not send a response");
     }
-    c.buffer.erase(0, start);
-    if (c.buffer.size() > kMaxLine) {
-      send_all(
-          fd,
-          R"({"id":null,"ok":false,"errno":"E2BIG","error":"E2BIG: a request line is longer than 1 MiB; closing"})"
-          "\n");
+    if (c.reader.overflowed()) {
+      send_all(fd, control::error_line("a request line is longer than 1 MiB; closing", "E2BIG"));
       return close_client(fd, "sent a line longer than 1 MiB");
     }
   }
@@ -203,10 +190,9 @@ void ControlServer::expire_unauthenticated(std::chrono::steady_clock::time_point
     if (!c.session && !c.gate.authenticated() && now - c.connected >= auth_timeout_)
       late.push_back(fd);
   for (const int fd : late) {
-    send_all(fd, fmt::format(R"({{"id":null,"ok":false,"errno":"ETIMEDOUT","error":"ETIMEDOUT: )"
-                             R"(authenticate within {} ms of connecting; closing"}})"
-                             "\n",
-                             auth_timeout_.count()));
+    send_all(fd, control::error_line(fmt::format("authenticate within {} ms of connecting; closing",
+                                                 auth_timeout_.count()),
+                                     "ETIMEDOUT"));
     close_client(fd, "did not authenticate in time; closed");
   }
 }

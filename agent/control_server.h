@@ -1,9 +1,10 @@
-// The control API on a TCP socket (JSON lines, suite/reference_nic/CONTROL_API.md), one Session per
+// The control API on a TCP socket (JSON lines, control/CONTROL_API.md), one Session per
 // connected controller: a controller that disconnects, or is killed mid-run, leaves nothing
 // behind, because its session frees every verbs resource it made. Lines longer than 1 MiB get
-// an error line and the connection is closed; at most 64 controllers at once.
+// an error line and the connection is closed; at most 64 controllers at once. The framing is
+// control/lines.h's, shared with the reference daemon.
 //
-// With a secret, each connection passes a ControlGate (suite/reference_nic/control_auth.h) first: its
+// With a secret, each connection passes a ControlGate (control/auth.h) first: its
 // Session (the only thing that calls verbs) is opened once the controller has authenticated, so
 // an unauthenticated one never reaches the device.
 #pragma once
@@ -17,14 +18,15 @@
 #include <string>
 
 #include "agent/session.h"
-#include "suite/reference_nic/control_auth.h"
+#include "control/auth.h"
+#include "control/lines.h"
 
 namespace roceconf::agent {
 
 class ControlServer {
  public:
-  static constexpr std::size_t kMaxLine = 1u << 20;
-  static constexpr std::size_t kMaxClients = 64;
+  static constexpr std::size_t kMaxLine = control::kMaxRequestLine;
+  static constexpr std::size_t kMaxClients = control::kMaxClients;
   // How long a connection may stay unauthenticated: without a limit, 64 idle connections would
   // hold every controller slot.
   static constexpr std::chrono::milliseconds kAuthTimeout{10000};
@@ -64,8 +66,8 @@ class ControlServer {
  private:
   struct Client {
     std::string peer;
-    std::string buffer;
-    target::ControlGate gate;
+    control::LineReader reader;
+    control::ControlGate gate;
     std::unique_ptr<Session> session;  // opened once the gate lets the controller through
     std::uint64_t requests = 0;
     std::chrono::steady_clock::time_point connected{};

@@ -3,7 +3,7 @@
 // (--control) serves the control API over TCP so the control cases run against it too
 // (`--agent HOST:PORT`). One thread, one poll loop. The control API drives the device (it can
 // read and write registered memory), so controllers authenticate with a shared secret
-// (--secret-file or $ROCECONF_AGENT_SECRET; suite/reference_nic/CONTROL_API.md), and a wildcard
+// (--secret-file or $ROCECONF_AGENT_SECRET; control/CONTROL_API.md), and a wildcard
 // --control address without one is refused.
 #include <poll.h>
 #include <signal.h>
@@ -19,7 +19,7 @@
 
 #include "agent/control_server.h"
 #include "agent/responder.h"
-#include "suite/reference_nic/control_auth.h"
+#include "control/auth.h"
 
 namespace {
 
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     return error("--secret-file protects the control API: give --control HOST:PORT too");
   std::string secret;
   if (!control.empty()) {
-    auto found = roceconf::target::find_secret(secret_file);
+    auto found = roceconf::control::find_secret(secret_file);
     if (!found) return error(found.error());
     if (*found) secret = std::move(**found);
   }

@@ -1,14 +1,17 @@
-// The agent reads control requests with the reference target's rules and messages.
+// The agent reads control requests with the shared request reader and field lists (control/), so
+// its rules, messages and fields are the reference target's.
 #pragma once
 
-#include "suite/reference_nic/control_fields.h"
+#include "control/fields.h"
+#include "control/ops.h"
 
 namespace roceconf::agent {
 
-using target::fail;
-using target::Fields;
-using target::RequestError;
-using target::shown;
-using target::to_hex;
+using control::fail;
+using control::Fields;
+using control::RequestError;
+using control::shown;
+using control::to_hex;
+namespace keys = control::keys;
 
 }  // namespace roceconf::agent

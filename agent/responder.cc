@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "suite/reference_nic/rcnf_private_data.h"
+#include "control/rcnf_private_data.h"
 
 namespace roceconf::agent {
 
@@ -211,7 +211,7 @@ void Responder::accept(rdma_cm_id* id, const rdma_conn_param& request) {
   for (std::uint32_t i = 0; i < config_.recv_depth; ++i)
     if (!post_receive(c, i, config_.recv_buffer_size)) return refuse("ibv_post_recv failed");
 
-  target::RcnfPrivateData rcnf;
+  control::RcnfPrivateData rcnf;
   rcnf.region_va = reinterpret_cast<std::uintptr_t>(c.region_buffer);
   rcnf.rkey = c.region->rkey;
   rcnf.region_length = config_.region_size;

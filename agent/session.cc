@@ -18,6 +18,7 @@
 #include "agent/identity.h"
 #include "agent/request_fields.h"
 #include "agent/verbs_names.h"
+#include "control/lines.h"
 
 namespace roceconf::agent {
 
@@ -44,12 +45,6 @@ std::string errno_name(int e) {
                              std::optional<std::size_t> bad_wr = std::nullopt) {
   throw VerbsFailure{e, std::move(message), bad_wr};
 }
-
-constexpr auto kOpNames = std::to_array<std::string_view>(
-    {"hello",     "capabilities", "alloc_pd",  "dealloc_pd", "reg_mr",        "dereg_mr",
-     "write_mr",  "read_mr",      "create_cq", "destroy_cq", "req_notify_cq", "poll_cq",
-     "create_qp", "modify_qp",    "query_qp",  "destroy_qp", "post_send",     "post_recv",
-     "counters",  "async_events", "quirks",    "cm_connect", "cm_status",     "cm_disconnect"});
 
 std::string gid_text(const ibv_gid& gid) {
   char text[INET6_ADDRSTRLEN] = {};
@@ -142,7 +137,7 @@ class Ops {
   }
 
   json hello(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     ibv_context* c = ctx("hello");
     ibv_device_attr a{};
     if (const int e = ibv_query_device(c, &a)) verbs_fail(e, "hello: ibv_query_device failed");
@@ -210,7 +205,7 @@ class Ops {
   }
 
   json alloc_pd(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     ibv_pd* p = ibv_alloc_pd(ctx("alloc_pd"));
     if (!p) verbs_fail(errno ? errno : ENOMEM, "alloc_pd: ibv_alloc_pd failed");
     const std::uint32_t h = s_.next_handle_++;
@@ -219,7 +214,7 @@ class Ops {
   }
 
   json dealloc_pd(const Fields& f) {
-    f.only({"pd"});
+    f.only(keys::kPd);
     const std::uint32_t h = f.u32("pd");
     ibv_pd* p = pd("dealloc_pd", h);
     for (const auto& [handle, m] : s_.mrs_)
@@ -232,7 +227,7 @@ class Ops {
   }
 
   json reg_mr(const Fields& f) {
-    f.only({"pd", "length", "access", "iova"});
+    f.only(keys::kRegMr);
     const std::uint32_t pd_handle = f.u32("pd");
     ibv_pd* p = pd("reg_mr", pd_handle);
     const std::uint64_t length = f.u("length", kMaxRegion);
@@ -264,7 +259,7 @@ class Ops {
   }
 
   json dereg_mr(const Fields& f) {
-    f.only({"handle"});
+    f.only(keys::kMrHandle);
     const std::uint32_t h = f.u32("handle");
     Session::Mr& m = mr("dereg_mr", h);
     if (const int e = ibv_dereg_mr(m.mr)) verbs_fail(e, fmt::format("dereg_mr: MR {}", h));
@@ -274,7 +269,7 @@ class Ops {
   }
 
   json write_mr(const Fields& f) {
-    f.only({"handle", "offset", "data"});
+    f.only(keys::kWriteMr);
     Session::Mr& m = mr("write_mr", f.u32("handle"));
     const std::uint64_t offset = f.u("offset", UINT64_MAX, 0);
     const std::vector<std::uint8_t> data = f.hex("data");
@@ -286,7 +281,7 @@ class Ops {
   }
 
   json read_mr(const Fields& f) {
-    f.only({"handle", "offset", "length"});
+    f.only(keys::kReadMr);
     Session::Mr& m = mr("read_mr", f.u32("handle"));
     const std::uint64_t offset = f.u("offset", UINT64_MAX, 0);
     const std::uint64_t length = f.u("length", kMaxReadBytes);
@@ -297,7 +292,7 @@ class Ops {
   }
 
   json create_cq(const Fields& f) {
-    f.only({"depth"});
+    f.only(keys::kCreateCq);
     const std::uint32_t depth = static_cast<std::uint32_t>(f.u("depth", INT32_MAX));
     if (depth == 0) fail("create_cq.depth: must be at least 1");
     ibv_cq* c = ibv_create_cq(ctx("create_cq"), static_cast<int>(depth), nullptr, nullptr, 0);
@@ -310,7 +305,7 @@ class Ops {
   }
 
   json destroy_cq(const Fields& f) {
-    f.only({"cq"});
+    f.only(keys::kCq);
     const std::uint32_t h = f.u32("cq");
     Session::Cq& c = cq("destroy_cq", h);
     if (const int e = ibv_destroy_cq(c.cq))
@@ -320,7 +315,7 @@ class Ops {
   }
 
   json req_notify_cq(const Fields& f) {
-    f.only({"cq", "solicited_only"});
+    f.only(keys::kReqNotifyCq);
     Session::Cq& c = cq("req_notify_cq", f.u32("cq"));
     if (const int e = ibv_req_notify_cq(c.cq, f.boolean("solicited_only", false) ? 1 : 0))
       verbs_fail(e, "req_notify_cq: ibv_req_notify_cq failed");
@@ -328,7 +323,7 @@ class Ops {
   }
 
   json poll_cq(const Fields& f) {
-    f.only({"cq", "max"});
+    f.only(keys::kPollCq);
     Session::Cq& c = cq("poll_cq", f.u32("cq"));
     const int max = static_cast<int>(f.u("max", kMaxPoll, 16));
     std::vector<ibv_wc> wc(static_cast<std::size_t>(std::max(max, 1)));
@@ -364,7 +359,7 @@ class Ops {
 
   static ibv_qp_cap parse_cap(const json& v, const std::string& where) {
     const Fields f(v, where);
-    f.only({"max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data"});
+    f.only(keys::kQpCap);
     ibv_qp_cap c{};
     c.max_send_wr = f.u32("max_send_wr", 16);
     c.max_recv_wr = f.u32("max_recv_wr", 16);
@@ -375,10 +370,13 @@ class Ops {
   }
 
   json create_qp(const Fields& f) {
-    f.only({"qp_type", "pd", "send_cq", "recv_cq", "cap", "sq_sig_all"});
-    const std::string type = f.text("qp_type");
+    f.only(keys::kCreateQp);
+    if (f.has("qp_type") == f.has("type"))
+      fail("create_qp: give 'qp_type' (\"RC\", \"UC\", \"UD\")");
+    const std::string key = f.has("qp_type") ? "qp_type" : "type";
+    const std::string type = f.text(key);
     const auto t = qp_type_from_name(type);
-    if (!t) fail("create_qp.qp_type: '{}' is not RC, UC or UD", type);
+    if (!t) fail("create_qp.{}: '{}' is not RC, UC or UD", key, type);
     const std::uint32_t pd_handle = f.u32("pd");
     ibv_pd* p = pd("create_qp", pd_handle);
     ibv_qp_init_attr init{};
@@ -395,8 +393,7 @@ class Ops {
 
   ibv_ah_attr parse_av(const json& v, const std::string& where, std::string* dmac) {
     const Fields f(v, where);
-    f.only({"dgid", "dmac", "flow_label", "sgid_index", "hop_limit", "traffic_class", "sl",
-            "port_num", "static_rate", "udp_sport"});
+    f.only(keys::kAddressVector);
     const std::string dgid = f.text("dgid");
     const auto gid = parse_gid(dgid);
     if (!gid) fail("{}: '{}' is not an IPv4 or IPv6 address", f.path("dgid"), dgid);
@@ -437,33 +434,10 @@ class Ops {
   }
 
   json modify_qp(const Fields& f) {
-    f.only({"qp_num", "attr"});
+    f.only(keys::kModifyQp);
     Session::Qp& q = qp("modify_qp", f.u32("qp_num"));
     const Fields a(f.at("attr"), f.path("attr"));
-    a.only({"qp_state",
-            "cur_qp_state",
-            "en_sqd_async_notify",
-            "qp_access_flags",
-            "pkey_index",
-            "port_num",
-            "qkey",
-            "ah_attr",
-            "path_mtu",
-            "timeout",
-            "retry_cnt",
-            "rnr_retry",
-            "rq_psn",
-            "max_rd_atomic",
-            "alt_ah_attr",
-            "alt_pkey_index",
-            "alt_port_num",
-            "alt_timeout",
-            "min_rnr_timer",
-            "sq_psn",
-            "max_dest_rd_atomic",
-            "path_mig_state",
-            "cap",
-            "dest_qp_num"});
+    a.only(keys::kQpAttr);
     ibv_qp_attr attr{};
     int mask = 0;
     json names = json::array();
@@ -544,7 +518,7 @@ class Ops {
   }
 
   json query_qp(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     Session::Qp& q = qp("query_qp", f.u32("qp_num"));
     ibv_qp_attr a{};
     ibv_qp_init_attr init{};
@@ -588,7 +562,7 @@ class Ops {
   }
 
   json destroy_qp(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     const std::uint32_t n = f.u32("qp_num");
     Session::Qp& q = qp("destroy_qp", n);
     if (s_.cm_) s_.cm_->forget(n);
@@ -603,13 +577,13 @@ class Ops {
     const json& list = f.array("sg_list");
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Fields s(list[i], fmt::format("{}[{}]", f.path("sg_list"), i));
-      s.only({"addr", "length", "lkey"});
+      s.only(keys::kSge);
       sges.push_back({s.u("addr", UINT64_MAX), s.u32("length"), s.u32("lkey")});
     }
   }
 
   json post_send(const Fields& f) {
-    f.only({"qp_num", "wrs"});
+    f.only(keys::kPost);
     Session::Qp& q = qp("post_send", f.u32("qp_num"));
     const json& list = f.array("wrs");
     if (list.empty()) fail("post_send.wrs: the list is empty");
@@ -618,8 +592,7 @@ class Ops {
     std::vector<std::vector<std::uint8_t>> inline_data(list.size());
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Fields w(list[i], fmt::format("post_send.wrs[{}]", i));
-      w.only({"wr_id", "opcode", "send_flags", "sg_list", "inline_data", "imm_data",
-              "invalidate_rkey", "rdma", "atomic", "ud"});
+      w.only(keys::kSendWr);
       ibv_send_wr& wr = wrs[i];
       wr.wr_id = w.u("wr_id", UINT64_MAX, 0);
       const std::string opcode = w.text("opcode");
@@ -641,13 +614,13 @@ class Ops {
       if (w.has("invalidate_rkey")) wr.invalidate_rkey = w.u32("invalidate_rkey");
       if (w.has("rdma")) {
         const Fields r(w.at("rdma"), w.path("rdma"));
-        r.only({"remote_addr", "rkey"});
+        r.only(keys::kRdma);
         wr.wr.rdma.remote_addr = r.u("remote_addr", UINT64_MAX);
         wr.wr.rdma.rkey = r.u32("rkey");
       }
       if (w.has("atomic")) {
         const Fields a(w.at("atomic"), w.path("atomic"));
-        a.only({"remote_addr", "compare_add", "swap", "rkey"});
+        a.only(keys::kAtomic);
         wr.wr.atomic.remote_addr = a.u("remote_addr", UINT64_MAX);
         wr.wr.atomic.compare_add = a.u("compare_add", UINT64_MAX, 0);
         wr.wr.atomic.swap = a.u("swap", UINT64_MAX, 0);
@@ -655,7 +628,7 @@ class Ops {
       }
       if (w.has("ud")) {
         const Fields u(w.at("ud"), w.path("ud"));
-        u.only({"ah", "remote_qpn", "remote_qkey"});
+        u.only(keys::kUd);
         ibv_ah_attr attr = parse_av(u.at("ah"), u.path("ah"), nullptr);
         ibv_ah* ah = ibv_create_ah(pd("post_send", q.pd), &attr);
         if (!ah)
@@ -682,7 +655,7 @@ class Ops {
   }
 
   json post_recv(const Fields& f) {
-    f.only({"qp_num", "wrs"});
+    f.only(keys::kPost);
     Session::Qp& q = qp("post_recv", f.u32("qp_num"));
     const json& list = f.array("wrs");
     if (list.empty()) fail("post_recv.wrs: the list is empty");
@@ -690,7 +663,7 @@ class Ops {
     std::vector<std::vector<ibv_sge>> sges(list.size());
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Fields w(list[i], fmt::format("post_recv.wrs[{}]", i));
-      w.only({"wr_id", "sg_list"});
+      w.only(keys::kRecvWr);
       wrs[i].wr_id = w.u("wr_id", UINT64_MAX, 0);
       parse_sg_list(w, sges[i]);
     }
@@ -710,7 +683,7 @@ class Ops {
   // The port's counters as the kernel exposes them (hw_counters: the driver's own; counters: the
   // IB PortCounters), by their file names.
   json counters(const Fields& f) {
-    f.only({"names"});
+    f.only(keys::kCounters);
     ctx("counters");
     std::map<std::string, std::uint64_t> all;
     for (const char* dir : {"counters", "hw_counters"}) {
@@ -747,7 +720,7 @@ class Ops {
   }
 
   json async_events(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     ibv_context* c = ctx("async_events");
     json events = json::array();
     ibv_async_event ev{};
@@ -782,6 +755,7 @@ class Ops {
   }
 
   json cm_connect(const Fields& f) {
+    f.only(keys::kCmConnect);  // before the QP lookup: an unknown field is the first thing said
     Session::Qp& q = qp("cm_connect", static_cast<std::uint32_t>(f.u("qp_num", UINT32_MAX)));
     if (q.qp->qp_type != IBV_QPT_RC && q.qp->qp_type != IBV_QPT_UC)
       verbs_fail(EINVAL, fmt::format("cm_connect: QP {} is not RC or UC", q.qp->qp_num));
@@ -792,14 +766,14 @@ class Ops {
   }
 
   json cm_status(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     const std::uint32_t n = f.u32("qp_num");
     if (!s_.cm_) verbs_fail(ENOENT, fmt::format("cm_status: cm_connect never named QP {}", n));
     return s_.cm_->status(n);
   }
 
   json cm_disconnect(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     const std::uint32_t n = f.u32("qp_num");
     if (!s_.cm_)
       verbs_fail(EINVAL, fmt::format("cm_disconnect: QP {} has no established connection", n));
@@ -807,7 +781,7 @@ class Ops {
   }
 
   json quirks(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     return {{"active", json::array()}, {"known", json::array()}};
   }
 
@@ -845,7 +819,7 @@ constexpr auto kOps = std::to_array<OpEntry>({{"hello", &Ops::hello},
                                               {"cm_connect", &Ops::cm_connect},
                                               {"cm_status", &Ops::cm_status},
                                               {"cm_disconnect", &Ops::cm_disconnect}});
-static_assert(kOps.size() == kOpNames.size());
+static_assert(control::lists_every_op(kOps), "the agent serves every op of control/ops.h");
 }  // namespace
 
 Session::Session(const SessionOptions& options) : options_(options) {
@@ -922,7 +896,7 @@ std::string Session::holdings() const {
 }
 
 std::span<const std::string_view> Session::ops() {
-  return kOpNames;
+  return control::kOpNames;
 }
 
 json Session::handle(const json& request) {
@@ -976,7 +950,7 @@ std::string Session::handle_line(std::string_view line) {
   } else {
     response = handle(request);
   }
-  return response.dump(-1, ' ', false, json::error_handler_t::replace);
+  return control::dump_line(response);
 }
 
 }  // namespace roceconf::agent

@@ -1,4 +1,4 @@
-// One controller's view of the DUT (suite/reference_nic/CONTROL_API.md, protocol 1) over libibverbs:
+// One controller's view of the DUT (control/CONTROL_API.md, protocol 1) over libibverbs:
 // the same ops, fields, names and errors as the reference daemon, so the engine's control cases
 // run unchanged against real hardware. A session opens the device for itself, so its resources
 // and asynchronous events are its own, and its destructor frees every resource it still holds
@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/cm_active.h"
+#include "control/ops.h"
 
 namespace roceconf::agent {
 
@@ -29,7 +30,7 @@ struct SessionOptions {
 
 class Session {
  public:
-  static constexpr int kProtocolVersion = 1;
+  static constexpr int kProtocolVersion = control::kProtocolVersion;
 
   // Never fails: without the device every verb answers ENODEV with the reason, so a controller
   // learns why instead of losing its connection.

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/control_server.h"
-#include "suite/reference_nic/control_auth.h"
+#include "control/auth.h"
 
 namespace roceconf::agent {
 namespace {
@@ -147,6 +147,19 @@ TEST(AgentControlServer, EndlessLineIsRefusedAndClosed) {
   close(other);
 }
 
+// A complete line past the limit is refused like an endless one (control/lines.h, the
+// reference daemon's rule too).
+TEST(AgentControlServer, CompleteLineLongerThanTheLimitIsRefused) {
+  ServerLoop loop;
+  ASSERT_TRUE(loop.ready());
+  const int fd = loop.connect_client();
+  send_text(fd, std::string(ControlServer::kMaxLine + 1, ' ') + "\n{\"id\":1,\"op\":\"quirks\"}\n");
+  const auto lines = read_lines(fd, 2);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(json::parse(lines[0])["errno"], "E2BIG");
+  EXPECT_TRUE(closed_by_peer(fd)) << "the connection is closed";
+  close(fd);
+}
 
 // Sends hello and returns the nonce its answer carries ("" when none came).
 std::string hello_nonce(int fd) {
@@ -181,11 +194,11 @@ TEST(AgentControlServer, WrongSecretIsRefusedAndClosedBeforeAnySession) {
   const int fd = loop.connect_client();
   const std::string nonce = hello_nonce(fd);
   ASSERT_FALSE(nonce.empty());
-  send_text(
-      fd,
-      json{{"id", 2}, {"op", "auth"}, {"mac", target::auth_mac("another secret, also long", nonce)}}
-              .dump() +
-          "\n");
+  send_text(fd, json{{"id", 2},
+                     {"op", "auth"},
+                     {"mac", control::auth_mac("another secret, also long", nonce)}}
+                        .dump() +
+                    "\n");
   const auto answer = read_lines(fd, 1);
   ASSERT_EQ(answer.size(), 1u);
   EXPECT_EQ(json::parse(answer[0])["errno"], "EACCES");
@@ -202,7 +215,7 @@ TEST(AgentControlServer, RightSecretOpensTheSession) {
   const int fd = loop.connect_client();
   const std::string nonce = hello_nonce(fd);
   ASSERT_FALSE(nonce.empty());
-  send_text(fd, json{{"id", 2}, {"op", "auth"}, {"mac", target::auth_mac(kSecret, nonce)}}.dump() +
+  send_text(fd, json{{"id", 2}, {"op", "auth"}, {"mac", control::auth_mac(kSecret, nonce)}}.dump() +
                     "\n{\"id\":3,\"op\":\"hello\"}\n");
   const auto lines = read_lines(fd, 2);
   ASSERT_EQ(lines.size(), 2u);

@@ -9,6 +9,7 @@
 
 #include "agent/control_server.h"
 #include "agent/session.h"
+#include "control/ops.h"
 
 namespace roceconf::agent {
 namespace {
@@ -46,6 +47,27 @@ TEST(AgentSession, UnknownFieldIsNeverIgnored) {
   EXPECT_EQ(r["id"], "a");
   EXPECT_EQ(r["errno"], "EINVAL");
   EXPECT_NE(r["error"].get<std::string>().find("unknown field 'depht'"), std::string::npos);
+}
+
+// The fields each op takes are control/ops.h's, shared with the reference target: the agent
+// takes what the reference takes (create_qp's older "type"), and refuses what it refuses.
+TEST(AgentSession, FieldsAreTheSharedDeclaredOnes) {
+  for (const auto& [op, keys] : control::op_keys()) {
+    json request = {{"op", op}};
+    for (std::string_view key : keys) request[std::string(key)] = json::object();
+    const std::string e = answer(request.dump()).value("error", "");
+    EXPECT_EQ(e.find("unknown field"), std::string::npos) << op << ": " << e;
+    request["not_a_field"] = 1;
+    const std::string refused = answer(request.dump()).value("error", "");
+    EXPECT_NE(refused.find("unknown field 'not_a_field'"), std::string::npos)
+        << op << ": " << refused;
+  }
+  const json typed =
+      answer(R"({"op": "create_qp", "type": "RC", "pd": 1, "send_cq": 1, "recv_cq": 1})");
+  EXPECT_EQ(typed["errno"], "ENOENT") << typed << ": 'type' is read as qp_type; there is no PD 1";
+  const json both = answer(
+      R"({"op": "create_qp", "type": "RC", "qp_type": "RC", "pd": 1, "send_cq": 1, "recv_cq": 1})");
+  EXPECT_NE(both["error"].get<std::string>().find("give 'qp_type'"), std::string::npos) << both;
 }
 
 TEST(AgentSession, WrongTypesAndRangesNameTheField) {

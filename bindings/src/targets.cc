@@ -144,7 +144,7 @@ void register_targets(py::module_& m) {
             return from_json(*res);
           },
           py::arg("request"),
-          "One control-API request (suite/reference_nic/CONTROL_API.md) and its response.")
+          "One control-API request (control/CONTROL_API.md) and its response.")
       .def("reset",
            [](const TargetHandle& t) {
              std::expected<void, std::string> ok;

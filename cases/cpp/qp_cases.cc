@@ -1,17 +1,19 @@
 // QP, CQ, NAK and data cases that the script language cannot say yet: the target as requester
 // (its SENDs are received and ACKed by the tester), QPs brought up step by step, memory regions
-// with chosen rights, addresses computed from the region's length, and async events.
+// with chosen rights, addresses computed from the region's length, and async events. The target
+// is driven through the typed control client (control/client.h) over the case's control step.
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <expected>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cases/builtin.h"
+#include "control/client.h"
 #include "suite/engine/frame_builder.h"
 
 namespace roceconf::cases {
@@ -20,7 +22,7 @@ namespace {
 
 using engine::CaseContext;
 using engine::Connection;
-using nlohmann::json;
+namespace ctl = control;
 
 constexpr std::string_view kSource = "cases/cpp/qp_cases.cc";
 
@@ -38,83 +40,134 @@ std::string pattern_hex(std::uint32_t seed, std::size_t len) {
   return hex(engine::fill_pattern(seed, len));
 }
 
-// A control request that is the step under test: a refusal FAILs the case (control_ok would
-// call it INCONCLUSIVE, which is right only for set-up).
-json control_must(CaseContext& ctx, json request, std::string_view what) {
-  json r = ctx.control(std::move(request));
-  if (!r.value("ok", false)) {
-    const std::string got = r.value("errno", std::string("error"));
-    ctx.fail(fmt::format("{}: refused ({})", what, r.value("error", std::string("no error text"))),
-             {{std::string(what), "ok", got}});
+// The target's control API, typed, over CaseContext::control (which records each exchange and
+// ERRORs the case when the transport fails).
+class Control {
+ public:
+  explicit Control(CaseContext& ctx)
+      : ctx_(ctx),
+        client_(
+            [&ctx](const nlohmann::json& request) -> std::expected<nlohmann::json, std::string> {
+              return ctx.control(request);
+            }) {}
+
+  // A set-up step: a refusal makes the case INCONCLUSIVE (as CaseContext::control_ok).
+  template <typename Request>
+  typename Request::Reply setup(const Request& request) {
+    auto reply = client_.call(request);
+    if (!reply) {
+      if (reply.error().kind == ctl::Error::Kind::kRefused)
+        ctx_.inconclusive(fmt::format("set-up step {} failed on the target: {}", Request::kOp,
+                                      reply.error().message));
+      ctx_.error(fmt::format("control API: {}: {}", Request::kOp, reply.error().message));
+    }
+    return std::move(*reply);
   }
-  return r;
-}
+  // The step under test: a refusal FAILs the case (setup would call it INCONCLUSIVE, which is
+  // right only for set-up).
+  template <typename Request>
+  typename Request::Reply must(const Request& request, std::string_view what) {
+    auto reply = client_.call(request);
+    if (!reply) {
+      const ctl::Error& e = reply.error();
+      if (e.kind == ctl::Error::Kind::kRefused)
+        ctx_.fail(fmt::format("{}: refused ({})", what, e.message),
+                  {{std::string(what), "ok", e.errno_name.empty() ? "error" : e.errno_name}});
+      ctx_.error(fmt::format("control API: {}: {}", Request::kOp, e.message));
+    }
+    return std::move(*reply);
+  }
+
+ private:
+  CaseContext& ctx_;
+  ctl::Client client_;
+};
 
 // The QP's state from query_qp must be `want`.
 void expect_state(CaseContext& ctx, const Connection& c, std::string_view want) {
-  const json r = ctx.control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
-  const std::string got = r["attr"].value("qp_state", std::string("?"));
+  const auto r = Control(ctx).setup(ctl::QueryQp{c.remote_qpn});
+  const std::string got = r.attr.qp_state.value_or("?");
   if (got != want)
     ctx.fail(fmt::format("query_qp: the QP is in {}, expected {}", got, want),
              {{"qp.qp_state", std::string(want), got}});
 }
 
-// The next completion of `cq` must have these fields (compared as text or number).
-json expect_wc(CaseContext& ctx, std::uint32_t cq, const json& want) {
-  const json r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
-  if (r["wc"].empty())
-    ctx.fail(fmt::format("poll_cq: expected a completion {}, the CQ is empty", want.dump()),
-             {{"cq", want.dump(), "empty"}});
-  const json& wc = r["wc"][0];
+// What a completion must have; fields left empty are not compared.
+struct WcWant {
+  std::optional<std::uint64_t> wr_id = std::nullopt;
+  std::optional<std::string> status = std::nullopt;
+  std::optional<std::string> opcode = std::nullopt;
+  std::optional<std::uint32_t> byte_len = std::nullopt;
+  std::optional<std::uint32_t> qp_num = std::nullopt;
+};
+
+std::string shown(const WcWant& w) {
+  std::string out;
+  auto add = [&](std::string_view key, const auto& value) {
+    if (value) out += fmt::format("{}{}={}", out.empty() ? "" : " ", key, *value);
+  };
+  add("wr_id", w.wr_id);
+  add("status", w.status);
+  add("opcode", w.opcode);
+  add("byte_len", w.byte_len);
+  add("qp_num", w.qp_num);
+  return out;
+}
+
+// The next completion of `cq` must have these fields.
+ctl::WorkCompletion expect_wc(CaseContext& ctx, std::uint32_t cq, const WcWant& want) {
+  const auto r = Control(ctx).setup(ctl::PollCq{cq, 1});
+  if (r.wc.empty())
+    ctx.fail(fmt::format("poll_cq: expected a completion {}, the CQ is empty", shown(want)),
+             {{"cq", shown(want), "empty"}});
+  const ctl::WorkCompletion& wc = r.wc[0];
   std::vector<report::FieldDiff> diffs;
-  for (const auto& [k, v] : want.items())
-    if (!wc.contains(k) || wc[k] != v)
-      diffs.push_back({"wc." + k, v.dump(), wc.contains(k) ? wc[k].dump() : "(absent)"});
-  if (!diffs.empty()) ctx.fail("poll_cq: the completion differs: " + wc.dump(), diffs);
+  auto compare = [&](std::string_view key, const auto& expected, const auto& got) {
+    if (expected && *expected != got)
+      diffs.push_back(
+          {fmt::format("wc.{}", key), fmt::format("{}", *expected), fmt::format("{}", got)});
+  };
+  compare("wr_id", want.wr_id, wc.wr_id);
+  compare("status", want.status, wc.status);
+  compare("opcode", want.opcode, wc.opcode);
+  compare("byte_len", want.byte_len, wc.byte_len);
+  compare("qp_num", want.qp_num, wc.qp_num);
+  if (!diffs.empty()) ctx.fail("poll_cq: the completion differs: " + ctl::describe(wc), diffs);
   return wc;
 }
 
 void expect_cq_empty(CaseContext& ctx, std::uint32_t cq) {
-  const json r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
-  if (!r["wc"].empty())
-    ctx.fail("poll_cq: expected no more completions, got " + r["wc"][0].dump(),
-             {{"cq", "empty", r["wc"][0].dump()}});
+  const auto r = Control(ctx).setup(ctl::PollCq{cq, 1});
+  if (!r.wc.empty())
+    ctx.fail("poll_cq: expected no more completions, got " + ctl::describe(r.wc[0]),
+             {{"cq", "empty", ctl::describe(r.wc[0])}});
 }
 
 // A memory region registered through control: buffers for the target's own work requests, or a
 // region with chosen rights.
-struct LocalMr {
-  std::uint32_t handle = 0;
-  std::uint64_t addr = 0;
-  std::uint32_t lkey = 0;
-  std::uint32_t rkey = 0;
-};
-
-LocalMr reg_mr(CaseContext& ctx, std::uint32_t pd, std::uint32_t length, json access) {
-  const json r = ctx.control_ok(
-      {{"op", "reg_mr"}, {"pd", pd}, {"length", length}, {"access", std::move(access)}});
-  return {r["handle"].get<std::uint32_t>(), r["addr"].get<std::uint64_t>(),
-          r["lkey"].get<std::uint32_t>(), r["rkey"].get<std::uint32_t>()};
+ctl::RegMrReply reg_mr(CaseContext& ctx, std::uint32_t pd, std::uint32_t length,
+                       std::vector<std::string> access) {
+  return Control(ctx).setup(ctl::RegMr{pd, length, std::move(access), std::nullopt});
 }
 
-void write_mr(CaseContext& ctx, const LocalMr& mr, std::uint64_t offset,
+void write_mr(CaseContext& ctx, const ctl::RegMrReply& mr, std::uint64_t offset,
               std::span<const std::uint8_t> data) {
-  ctx.control_ok(
-      {{"op", "write_mr"}, {"handle", mr.handle}, {"offset", offset}, {"data", hex(data)}});
+  Control(ctx).setup(ctl::WriteMr{mr.handle, offset, {data.begin(), data.end()}});
 }
 
-std::string read_mr(CaseContext& ctx, const LocalMr& mr, std::uint64_t offset, std::uint64_t len) {
-  return ctx
-      .control_ok(
-          {{"op", "read_mr"}, {"handle", mr.handle}, {"offset", offset}, {"length", len}})["data"]
-      .get<std::string>();
+std::string read_mr(CaseContext& ctx, const ctl::RegMrReply& mr, std::uint64_t offset,
+                    std::uint64_t len) {
+  return hex(Control(ctx).setup(ctl::ReadMr{mr.handle, offset, len}).data);
 }
 
-json send_wr(std::uint64_t wr_id, const LocalMr& mr, std::uint64_t offset, std::uint32_t length) {
-  return {{"wr_id", wr_id},
-          {"opcode", "SEND"},
-          {"send_flags", {"SIGNALED"}},
-          {"sg_list", {{{"addr", mr.addr + offset}, {"length", length}, {"lkey", mr.lkey}}}}};
+ctl::SendWr send_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint64_t offset,
+                    std::uint32_t length) {
+  ctl::SendWr wr;
+  wr.wr_id = wr_id;
+  wr.opcode = "SEND";
+  wr.send_flags = {"SIGNALED"};
+  wr.sg_list = {{mr.addr + offset, length, mr.lkey}};
+  return wr;
 }
 
 std::string mac_text(const MacAddress& m) {
@@ -126,61 +179,72 @@ std::string ip_text(const Ipv4Address& a) {
 }
 
 // The attributes of the three transitions RESET->INIT->RTR->RTS towards the tester's QP `c`.
-json init_attr() {
-  return {{"qp_state", "INIT"},
-          {"pkey_index", 0},
-          {"port_num", 1},
-          {"qp_access_flags", {"REMOTE_WRITE", "REMOTE_READ"}}};
+ctl::QpAttr state_attr(std::string state) {
+  ctl::QpAttr a;
+  a.qp_state = std::move(state);
+  return a;
 }
-json rtr_attr(CaseContext& ctx, const Connection& c) {
+ctl::QpAttr init_attr() {
+  ctl::QpAttr a = state_attr("INIT");
+  a.pkey_index = 0;
+  a.port_num = 1;
+  a.qp_access_flags = std::vector<std::string>{"REMOTE_WRITE", "REMOTE_READ"};
+  return a;
+}
+ctl::QpAttr rtr_attr(CaseContext& ctx, const Connection& c) {
   const engine::Endpoint tester = ctx.target().tester();
-  return {{"qp_state", "RTR"},
-          {"path_mtu", c.pmtu},
-          {"dest_qp_num", c.local_qpn},
-          {"rq_psn", c.next_psn},
-          {"max_dest_rd_atomic", 1},
-          {"min_rnr_timer", 1},
-          {"ah_attr",
-           {{"dgid", ip_text(tester.ip)}, {"dmac", mac_text(tester.mac)}, {"hop_limit", 64}}}};
+  ctl::QpAttr a = state_attr("RTR");
+  a.path_mtu = c.pmtu;
+  a.dest_qp_num = c.local_qpn;
+  a.rq_psn = c.next_psn;
+  a.max_dest_rd_atomic = 1;
+  a.min_rnr_timer = 1;
+  ctl::AddressVector av;
+  av.dgid = ip_text(tester.ip);
+  av.dmac = mac_text(tester.mac);
+  av.hop_limit = 64;
+  a.ah_attr = std::move(av);
+  return a;
 }
-json rts_attr(std::uint32_t sq_psn) {
-  return {{"qp_state", "RTS"}, {"sq_psn", sq_psn}, {"timeout", 14},
-          {"retry_cnt", 7},    {"rnr_retry", 7},   {"max_rd_atomic", 1}};
+ctl::QpAttr rts_attr(std::uint32_t sq_psn) {
+  ctl::QpAttr a = state_attr("RTS");
+  a.sq_psn = sq_psn;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.max_rd_atomic = 1;
+  return a;
 }
 
 // An RC QP on the given CQ, in RESET, recorded in `c` (so close_all destroys it).
 void create_rc_qp(CaseContext& ctx, Connection& c, std::uint32_t pd, std::uint32_t cq,
                   std::uint32_t max_recv) {
-  const json qp = ctx.control_ok({{"op", "create_qp"},
-                                  {"qp_type", "RC"},
-                                  {"pd", pd},
-                                  {"send_cq", cq},
-                                  {"recv_cq", cq},
-                                  {"cap", {{"max_send_wr", 16}, {"max_recv_wr", max_recv}}}});
-  c.remote_qpn = qp["qp_num"];
+  ctl::QpCap cap;
+  cap.max_send_wr = 16;
+  cap.max_recv_wr = max_recv;
+  const auto qp = Control(ctx).setup(ctl::CreateQp{"RC", pd, cq, cq, cap, std::nullopt});
+  c.remote_qpn = qp.qp_num;
   c.target_cq = cq;
   c.target_pd = pd;
   c.via_control = true;
   c.state = engine::ConnState::kEstablished;
 }
 
-// RESET -> RTS as set-up (control_ok: a refusal makes the case INCONCLUSIVE).
+// RESET -> RTS as set-up (a refusal makes the case INCONCLUSIVE).
 void bring_up(CaseContext& ctx, Connection& c, std::uint32_t sq_psn) {
-  ctx.control_ok({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", init_attr()}});
-  ctx.control_ok({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rtr_attr(ctx, c)}});
-  ctx.control_ok({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rts_attr(sq_psn)}});
+  Control t(ctx);
+  t.setup(ctl::ModifyQp{c.remote_qpn, init_attr()});
+  t.setup(ctl::ModifyQp{c.remote_qpn, rtr_attr(ctx, c)});
+  t.setup(ctl::ModifyQp{c.remote_qpn, rts_attr(sq_psn)});
   c.remote_psn0 = sq_psn;
 }
 
-void post_recvs(CaseContext& ctx, const Connection& c, const LocalMr& mr, std::uint32_t count,
-                std::uint32_t len) {
-  json wrs = json::array();
+void post_recvs(CaseContext& ctx, const Connection& c, const ctl::RegMrReply& mr,
+                std::uint32_t count, std::uint32_t len) {
+  std::vector<ctl::RecvWr> wrs;
   for (std::uint32_t i = 0; i < count; ++i)
-    wrs.push_back(
-        {{"wr_id", 100 + i},
-         {"sg_list",
-          {{{"addr", mr.addr + std::uint64_t{i} * len}, {"length", len}, {"lkey", mr.lkey}}}}});
-  ctx.control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+    wrs.push_back({100 + i, {{mr.addr + std::uint64_t{i} * len, len, mr.lkey}}});
+  Control(ctx).setup(ctl::PostRecv{c.remote_qpn, std::move(wrs)});
 }
 
 // The tester's ACK of the target's request with PSN `psn` (relative to the target's start).
@@ -195,23 +259,22 @@ void ack(CaseContext& ctx, Connection& c, std::uint32_t psn, std::uint32_t msn) 
 // QP already answers requests, in RTS it also sends.
 void legal_transitions(CaseContext& ctx) {
   ctx.require("control");
+  Control t(ctx);
   Connection& c = ctx.new_connection("c");
   step(ctx, "create an RC QP");
-  const std::uint32_t pd = ctx.control_ok({{"op", "alloc_pd"}})["pd"];
-  const std::uint32_t cq = ctx.control_ok({{"op", "create_cq"}, {"depth", 16}})["cq"];
+  const std::uint32_t pd = t.setup(ctl::AllocPd{}).pd;
+  const std::uint32_t cq = t.setup(ctl::CreateCq{16}).cq;
   create_rc_qp(ctx, c, pd, cq, 4);
   expect_state(ctx, c, "RESET");
 
   step(ctx, "RESET -> INIT (pkey_index, port_num, qp_access_flags)");
-  control_must(ctx, {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", init_attr()}},
-               "modify_qp RESET->INIT");
+  t.must(ctl::ModifyQp{c.remote_qpn, init_attr()}, "modify_qp RESET->INIT");
   expect_state(ctx, c, "INIT");
-  const LocalMr buf = reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"});
+  const auto buf = reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"});
   post_recvs(ctx, c, buf, 1, 256);  // receives may be posted from INIT on
 
   step(ctx, "INIT -> RTR (path, dest_qp_num, rq_psn, responder resources, min_rnr_timer)");
-  control_must(ctx, {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rtr_attr(ctx, c)}},
-               "modify_qp INIT->RTR");
+  t.must(ctl::ModifyQp{c.remote_qpn, rtr_attr(ctx, c)}, "modify_qp INIT->RTR");
   expect_state(ctx, c, "RTR");
   step(ctx, "in RTR the QP receives: SEND -> ACK");
   ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "32"}});
@@ -219,67 +282,57 @@ void legal_transitions(CaseContext& ctx) {
 
   step(ctx, "RTR -> RTS (sq_psn, timeout, retry_cnt, rnr_retry, max_rd_atomic)");
   const std::uint32_t sq_psn = static_cast<std::uint32_t>(ctx.random()()) & 0xFFFFFF;
-  control_must(ctx, {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", rts_attr(sq_psn)}},
-               "modify_qp RTR->RTS");
+  t.must(ctl::ModifyQp{c.remote_qpn, rts_attr(sq_psn)}, "modify_qp RTR->RTS");
   c.remote_psn0 = sq_psn;
   expect_state(ctx, c, "RTS");
-  expect_wc(ctx, cq, {{"status", "SUCCESS"}, {"opcode", "RECV"}, {"byte_len", 32}});
+  expect_wc(ctx, cq, {.status = "SUCCESS", .opcode = "RECV", .byte_len = 32});
 
   step(ctx, "in RTS the QP sends: its SEND starts at sq_psn");
   write_mr(ctx, buf, 1024, engine::fill_pattern(0x61, 24));
-  control_must(
-      ctx, {{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {send_wr(1, buf, 1024, 24)}}},
-      "post_send");
+  t.must(ctl::PostSend{c.remote_qpn, {send_wr(1, buf, 1024, 24)}}, "post_send");
   ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"data", pattern_hex(0x61, 24)}}},
              ctx.timing().expect_window());
   ack(ctx, c, 0, 1);
   ctx.wait(ctx.timing().silence_window());
-  expect_wc(ctx, cq, {{"wr_id", 1}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+  expect_wc(ctx, cq, {.wr_id = 1, .status = "SUCCESS", .opcode = "SEND"});
 }
 
 // A QP flushed (ERR) and reset must start again with an empty send queue: nothing it held before
 // may be sent once it is back in RTS.
 void no_stale_send_queue(CaseContext& ctx) {
   ctx.require("control");
+  Control t(ctx);
   Connection& c = ctx.new_connection("c");
   step(ctx, "open c recv=0");
   ctx.open(c, {{"recv", "0"}});
-  const LocalMr buf = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE"});
+  const auto buf = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE"});
   write_mr(ctx, buf, 0, engine::fill_pattern(0xA1, 40));
   write_mr(ctx, buf, 64, engine::fill_pattern(0xB2, 48));
 
   step(ctx, "post a SEND; the tester receives it and does not ACK");
-  control_must(ctx,
-               {{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {send_wr(1, buf, 0, 40)}}},
-               "post_send");
+  t.must(ctl::PostSend{c.remote_qpn, {send_wr(1, buf, 0, 40)}}, "post_send");
   ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"data", pattern_hex(0xA1, 40)}}},
              ctx.timing().expect_window());
 
   step(ctx, "modify_qp ERR: the SEND is flushed");
-  control_must(ctx,
-               {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", {{"qp_state", "ERR"}}}},
-               "modify_qp RTS->ERR");
-  expect_wc(ctx, c.target_cq, {{"wr_id", 1}, {"status", "WR_FLUSH_ERR"}});
+  t.must(ctl::ModifyQp{c.remote_qpn, state_attr("ERR")}, "modify_qp RTS->ERR");
+  expect_wc(ctx, c.target_cq, {.wr_id = 1, .status = "WR_FLUSH_ERR"});
   (void)ctx.collect(&c, ctx.timing().silence_window());  // retransmissions before ERR, if any
 
   step(ctx, "RESET, INIT, RTR, RTS with a new sq_psn");
-  control_must(ctx,
-               {{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", {{"qp_state", "RESET"}}}},
-               "modify_qp ERR->RESET");
+  t.must(ctl::ModifyQp{c.remote_qpn, state_attr("RESET")}, "modify_qp ERR->RESET");
   bring_up(ctx, c, (c.remote_psn0 + 0x1000) & 0xFFFFFF);
 
   step(ctx, "back in RTS with an empty send queue: nothing may be sent");
   ctx.expect_nothing(&c, ctx.timing().silence_window(8));
 
   step(ctx, "a new SEND is the first and only request");
-  control_must(ctx,
-               {{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {send_wr(2, buf, 64, 48)}}},
-               "post_send");
+  t.must(ctl::PostSend{c.remote_qpn, {send_wr(2, buf, 64, 48)}}, "post_send");
   ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"data", pattern_hex(0xB2, 48)}}},
              ctx.timing().expect_window());
   ack(ctx, c, 0, 1);
   ctx.expect_nothing(&c, ctx.timing().silence_window());
-  expect_wc(ctx, c.target_cq, {{"wr_id", 2}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+  expect_wc(ctx, c.target_cq, {.wr_id = 2, .status = "SUCCESS", .opcode = "SEND"});
   expect_cq_empty(ctx, c.target_cq);
 }
 
@@ -287,19 +340,17 @@ void no_stale_send_queue(CaseContext& ctx) {
 // payload, in order.
 void doorbell_two_wqes(CaseContext& ctx) {
   ctx.require("control");
+  Control t(ctx);
   Connection& c = ctx.new_connection("c");
   step(ctx, "open c recv=0");
   ctx.open(c, {{"recv", "0"}});
-  const LocalMr buf = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE"});
+  const auto buf = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE"});
   write_mr(ctx, buf, 0, engine::fill_pattern(0x11, 40));
   write_mr(ctx, buf, 512, engine::fill_pattern(0x77, 56));
 
   step(ctx, "post_send with two SEND WRs (40 and 56 bytes) in one request");
-  control_must(ctx,
-               {{"op", "post_send"},
-                {"qp_num", c.remote_qpn},
-                {"wrs", {send_wr(1, buf, 0, 40), send_wr(2, buf, 512, 56)}}},
-               "post_send");
+  t.must(ctl::PostSend{c.remote_qpn, {send_wr(1, buf, 0, 40), send_wr(2, buf, 512, 56)}},
+         "post_send");
   step(ctx, "the first SEND carries the first WR's payload");
   ctx.expect(&c, {"SEND_ONLY", {{"psn", "0"}, {"len", "40"}, {"data", pattern_hex(0x11, 40)}}},
              ctx.timing().expect_window());
@@ -310,8 +361,8 @@ void doorbell_two_wqes(CaseContext& ctx) {
   ack(ctx, c, 1, 2);
   ctx.expect_nothing(&c, ctx.timing().silence_window());
   step(ctx, "both WRs complete successfully, in order");
-  expect_wc(ctx, c.target_cq, {{"wr_id", 1}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
-  expect_wc(ctx, c.target_cq, {{"wr_id", 2}, {"status", "SUCCESS"}, {"opcode", "SEND"}});
+  expect_wc(ctx, c.target_cq, {.wr_id = 1, .status = "SUCCESS", .opcode = "SEND"});
+  expect_wc(ctx, c.target_cq, {.wr_id = 2, .status = "SUCCESS", .opcode = "SEND"});
 }
 
 // ---- data -------------------------------------------------------------------------------------
@@ -323,7 +374,7 @@ void send_byte_exact(CaseContext& ctx) {
   Connection& c = ctx.new_connection("c");
   step(ctx, "open c recv=0, then one 256-byte receive");
   ctx.open(c, {{"recv", "0"}});
-  const LocalMr buf = reg_mr(ctx, c.target_pd, 256, {"LOCAL_WRITE"});
+  const auto buf = reg_mr(ctx, c.target_pd, 256, {"LOCAL_WRITE"});
   write_mr(ctx, buf, 0, std::vector<std::uint8_t>(256, 0xEE));
   post_recvs(ctx, c, buf, 1, 256);
 
@@ -332,11 +383,11 @@ void send_byte_exact(CaseContext& ctx) {
   ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
   step(ctx, "the receive completes: RECV, 100 bytes, on c's QP");
   expect_wc(ctx, c.target_cq,
-            {{"wr_id", 100},
-             {"status", "SUCCESS"},
-             {"opcode", "RECV"},
-             {"byte_len", 100},
-             {"qp_num", c.remote_qpn}});
+            {.wr_id = 100,
+             .status = "SUCCESS",
+             .opcode = "RECV",
+             .byte_len = 100,
+             .qp_num = c.remote_qpn});
   step(ctx, "the receive buffer holds the payload");
   const std::string got = read_mr(ctx, buf, 0, 100);
   const std::string want = pattern_hex(7, 100);
@@ -374,7 +425,7 @@ void mr_write_denied(CaseContext& ctx) {
   Connection& c = ctx.new_connection("c");
   step(ctx, "open c; a second region with LOCAL_WRITE, REMOTE_READ only");
   ctx.open(c, {});
-  const LocalMr ro = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE", "REMOTE_READ"});
+  const auto ro = reg_mr(ctx, c.target_pd, 4096, {"LOCAL_WRITE", "REMOTE_READ"});
   write_mr(ctx, ro, 0, engine::fill_pattern(0x30, 64));
   const std::string va = std::to_string(ro.addr), rkey = std::to_string(ro.rkey);
 
@@ -396,22 +447,28 @@ void mr_write_denied(CaseContext& ctx) {
 
 // ---- cq ---------------------------------------------------------------------------------------
 
-bool has_event(const std::vector<json>& events, std::string_view type, std::uint32_t element) {
+bool has_event(const std::vector<ctl::AsyncEvent>& events, std::string_view type,
+               std::uint32_t element) {
   for (const auto& e : events)
-    if (e.value("event_type", std::string()) == type && e.value("element", 0u) == element)
-      return true;
+    if (e.event_type == type && e.element == element) return true;
   return false;
+}
+
+std::string event_list(const std::vector<ctl::AsyncEvent>& events) {
+  std::string list;
+  for (const auto& e : events) list += (list.empty() ? "" : ", ") + ctl::describe(e);
+  return list.empty() ? "none" : list;
 }
 
 // The target's async events (drained) over `window`, polled every 20 ms: an event may be reported
 // a little after the packet that caused it. Returns early once `type` on `element` is seen.
-std::vector<json> events_within(CaseContext& ctx, TimeNs window, std::string_view type = {},
-                                std::uint32_t element = 0) {
-  std::vector<json> all;
+std::vector<ctl::AsyncEvent> events_within(CaseContext& ctx, TimeNs window,
+                                           std::string_view type = {}, std::uint32_t element = 0) {
+  std::vector<ctl::AsyncEvent> all;
+  Control t(ctx);
   const TimeNs deadline = ctx.now() + window;
   for (;;) {
-    const json r = ctx.control_ok({{"op", "async_events"}});
-    for (const auto& e : r["events"]) all.push_back(e);
+    for (auto& e : t.setup(ctl::AsyncEvents{}).events) all.push_back(std::move(e));
     if (ctx.now() >= deadline || (!type.empty() && has_event(all, type, element))) return all;
     ctx.wait(std::min<TimeNs>(20 * engine::kMillisecond, deadline - ctx.now()));
   }
@@ -421,13 +478,14 @@ std::vector<json> events_within(CaseContext& ctx, TimeNs window, std::string_vie
 // the CQ error (IBV_EVENT_CQ_ERR) for that CQ, and only that CQ.
 void cq_overflow_at_depth(CaseContext& ctx) {
   ctx.require("control");
+  Control t(ctx);
   step(ctx, "drain the target's async events");
-  (void)ctx.control_ok({{"op", "async_events"}});
-  const json small = ctx.control_ok({{"op", "create_cq"}, {"depth", 4}});
-  const std::uint32_t small_cq = small["cq"], depth = small["depth"];  // the depth granted
-  const std::uint32_t other_cq = ctx.control_ok({{"op", "create_cq"}, {"depth", 64}})["cq"];
-  const std::uint32_t pd = ctx.control_ok({{"op", "alloc_pd"}})["pd"];
-  const LocalMr buf = reg_mr(ctx, pd, 64 * (depth + 4), {"LOCAL_WRITE"});
+  (void)t.setup(ctl::AsyncEvents{});
+  const auto small = t.setup(ctl::CreateCq{4});
+  const std::uint32_t small_cq = small.cq, depth = small.depth;  // the depth granted
+  const std::uint32_t other_cq = t.setup(ctl::CreateCq{64}).cq;
+  const std::uint32_t pd = t.setup(ctl::AllocPd{}).pd;
+  const auto buf = reg_mr(ctx, pd, 64 * (depth + 4), {"LOCAL_WRITE"});
 
   step(ctx, fmt::format("c on the small CQ (depth {}), d on another CQ", depth));
   Connection& c = ctx.new_connection("c");
@@ -437,7 +495,7 @@ void cq_overflow_at_depth(CaseContext& ctx) {
   Connection& d = ctx.new_connection("d");
   create_rc_qp(ctx, d, pd, other_cq, 4);
   bring_up(ctx, d, 0);
-  const LocalMr dbuf = reg_mr(ctx, pd, 64, {"LOCAL_WRITE"});
+  const auto dbuf = reg_mr(ctx, pd, 64, {"LOCAL_WRITE"});
   post_recvs(ctx, d, dbuf, 1, 64);
 
   for (std::uint32_t i = 0; i < depth; ++i) {
@@ -447,7 +505,7 @@ void cq_overflow_at_depth(CaseContext& ctx) {
                ctx.timing().expect_window());
   }
   step(ctx, fmt::format("{} completions fit a CQ of depth {}: no CQ error yet", depth, depth));
-  std::vector<json> seen = events_within(ctx, ctx.timing().silence_window());
+  std::vector<ctl::AsyncEvent> seen = events_within(ctx, ctx.timing().silence_window());
   if (has_event(seen, "CQ_ERR", small_cq))
     ctx.fail(
         fmt::format("CQ_ERR raised with only {} completions in a CQ of depth {}", depth, depth),
@@ -456,14 +514,10 @@ void cq_overflow_at_depth(CaseContext& ctx) {
   step(ctx, fmt::format("SEND {}: completion {} overruns the CQ", depth + 1, depth + 1));
   ctx.send(c, "SEND_ONLY", {{"psn", std::to_string(depth)}, {"ackreq", "1"}, {"len", "16"}});
   seen = events_within(ctx, ctx.timing().expect_window(), "CQ_ERR", small_cq);
-  if (!has_event(seen, "CQ_ERR", small_cq)) {
-    std::string list;
-    for (const auto& e : seen) list += (list.empty() ? "" : ", ") + e.dump();
+  if (!has_event(seen, "CQ_ERR", small_cq))
     ctx.fail(fmt::format("no CQ_ERR for CQ {} after completion {} (events: {})", small_cq,
-                         depth + 1, list.empty() ? "none" : list),
-             {{"async_event", fmt::format("CQ_ERR element={}", small_cq),
-               list.empty() ? "none" : list}});
-  }
+                         depth + 1, event_list(seen)),
+             {{"async_event", fmt::format("CQ_ERR element={}", small_cq), event_list(seen)}});
   if (has_event(seen, "CQ_ERR", other_cq))
     ctx.fail("the overrun of one CQ raised CQ_ERR on another",
              {{"async_event", "none", "CQ_ERR other"}});
@@ -472,9 +526,8 @@ void cq_overflow_at_depth(CaseContext& ctx) {
   step(ctx, "the other CQ still works: d's SEND completes there");
   ctx.send(d, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "16"}});
   ctx.expect(&d, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
-  expect_wc(
-      ctx, other_cq,
-      {{"status", "SUCCESS"}, {"opcode", "RECV"}, {"byte_len", 16}, {"qp_num", d.remote_qpn}});
+  expect_wc(ctx, other_cq,
+            {.status = "SUCCESS", .opcode = "RECV", .byte_len = 16, .qp_num = d.remote_qpn});
   seen = events_within(ctx, 0);
   if (has_event(seen, "CQ_ERR", other_cq))
     ctx.fail("the overrun of one CQ raised CQ_ERR on another",
@@ -497,20 +550,17 @@ void access_error_async_event(CaseContext& ctx) {
   ctx.expect(&c, {"NAK", {{"psn", "0"}, {"syndrome", "rem_acc_err"}}},
              ctx.timing().expect_window());
   step(ctx, "an affiliated asynchronous error on c's QP");
-  const std::vector<json> seen =
+  const std::vector<ctl::AsyncEvent> seen =
       events_within(ctx, ctx.timing().expect_window(), "QP_ACCESS_ERR", c.remote_qpn);
   for (std::string_view type : {"QP_ACCESS_ERR", "QP_REQ_ERR", "QP_FATAL"})
     if (has_event(seen, type, c.remote_qpn)) {
       ctx.note(fmt::format("async event {} on QP {:#x}", type, c.remote_qpn));
       return;
     }
-  std::string got;
-  for (const auto& e : seen) got += (got.empty() ? "" : ", ") + e.dump();
   ctx.fail(
       "the R_Key violation of a WRITE without immediate raised no affiliated asynchronous "
       "error on the QP",
-      {{"async_event", "QP_ACCESS_ERR (or QP_REQ_ERR, QP_FATAL) on the QP",
-        got.empty() ? "none" : got}});
+      {{"async_event", "QP_ACCESS_ERR (or QP_REQ_ERR, QP_FATAL) on the QP", event_list(seen)}});
 }
 
 // A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.

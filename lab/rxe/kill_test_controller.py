@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A controller for `lab.sh kill-test`: authenticates with the secret in SECRET_FILE
-(suite/reference_nic/CONTROL_API.md, "Authentication"), makes a PD, a CQ, an RC QP (in INIT) and a
+(control/CONTROL_API.md, "Authentication"), makes a PD, a CQ, an RC QP (in INIT) and a
 registered region through roceconf-agent's control API, writes READY_FILE, and waits to be
 killed without releasing anything. Usage: kill_test_controller.py PORT READY_FILE SECRET_FILE"""
 import hashlib

@@ -7,7 +7,7 @@
 #include "dissector/names.h"
 #include "suite/engine/case_stop.h"
 #include "suite/engine/frame_builder.h"
-#include "suite/reference_nic/rcnf_private_data.h"
+#include "control/rcnf_private_data.h"
 
 namespace roceconf::engine {
 
@@ -217,7 +217,7 @@ void CmActive::after_match(Connection* c, const Packet& p) {
     if (p.mad->header.tid != c->req_tid)
       evidence_.note(
           fmt::format("REP TID {:#x} differs from the REQ's {:#x}", p.mad->header.tid, c->req_tid));
-    if (auto rcnf = target::RcnfPrivateData::decode(rep->private_data)) {
+    if (auto rcnf = control::RcnfPrivateData::decode(rep->private_data)) {
       c->region =
           RemoteRegion{rcnf->region_va,        rcnf->rkey, rcnf->region_length, rcnf->recv_depth,
                        rcnf->recv_buffer_size, 0};

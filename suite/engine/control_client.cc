@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "suite/reference_nic/control_auth.h"
+#include "control/auth.h"
 
 namespace roceconf::engine {
 namespace {
@@ -130,6 +130,9 @@ std::expected<std::unique_ptr<ControlClient>, std::string> ControlClient::connec
   }
 }
 
+ControlClient::ControlClient(int fd, std::string path)
+    : fd_(fd), path_(std::move(path)), reader_(kMaxLine) {}
+
 ControlClient::~ControlClient() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -140,28 +143,34 @@ std::string ControlClient::fail(const std::string& what) const {
 
 std::expected<nlohmann::json, std::string> ControlClient::handshake(
     const std::optional<std::string>& secret, milliseconds timeout) {
-  auto hello = request({{"op", "hello"}}, timeout);
-  if (!hello || !hello->value("ok", false)) return hello;
-  const auto auth = hello->find("auth");
-  if (auth == hello->end()) return hello;  // the server asks for nothing
-  const auto nonce = auth->is_object() ? auth->find("nonce") : auth->end();
-  if (nonce == auth->end() || !nonce->is_string() || nonce->get<std::string>().empty() ||
-      auth->value("method", std::string()) != "hmac-sha256")
+  // The typed client's handshake over this connection; the last response is kept, since the
+  // caller gets the server's hello as it came (ok or not).
+  std::string last_op;
+  nlohmann::json last;
+  control::Client typed([&](const nlohmann::json& r) -> std::expected<nlohmann::json, std::string> {
+    last_op = r.value("op", std::string());
+    auto got = request(r, timeout);
+    if (got) last = *got;
+    return got;
+  });
+  const auto hello = typed.handshake(secret);
+  if (hello) return last;
+  const control::Error& e = hello.error();
+  if (e.kind == control::Error::Kind::kTransport) return std::unexpected(e.message);
+  if (last_op == "auth")
     return std::unexpected(fail(fmt::format(
-        "hello asks for authentication this roceconf does not know: {:.120}", auth->dump())));
+        "the server refused the secret ({}): give the secret roceconf-agent --secret-file reads",
+        e.message)));
+  const auto auth = last.find("auth");
+  if (last_op != "hello" || !last.value("ok", false) || auth == last.end())
+    return last;  // a hello the server refused (or this client cannot read): as it came
   if (!secret)
     return std::unexpected(fail(fmt::format(
         "the server requires a secret and none is given: set agent_secret_file = FILE in the "
         "profile (or ${}) to the secret roceconf-agent --secret-file reads",
-        target::kSecretEnv)));
-  auto answer = request(
-      {{"op", "auth"}, {"mac", target::auth_mac(*secret, nonce->get<std::string>())}}, timeout);
-  if (!answer) return std::unexpected(answer.error());
-  if (!answer->value("ok", false))
-    return std::unexpected(fail(fmt::format(
-        "the server refused the secret ({}): give the secret roceconf-agent --secret-file reads",
-        answer->value("error", std::string("no error text")))));
-  return request({{"op", "hello"}}, timeout);
+        control::kSecretEnv)));
+  return std::unexpected(fail(fmt::format(
+      "hello asks for authentication this roceconf does not know: {:.120}", auth->dump())));
 }
 
 std::expected<nlohmann::json, std::string> ControlClient::request(const nlohmann::json& request,
@@ -201,12 +210,10 @@ std::expected<nlohmann::json, std::string> ControlClient::request(const nlohmann
   }
 
   for (;;) {
-    if (const auto end = buffer_.find('\n'); end != std::string::npos) {
-      const std::string text = buffer_.substr(0, end);
-      buffer_.erase(0, end + 1);
-      nlohmann::json response = nlohmann::json::parse(text, nullptr, false);
+    if (auto text = reader_.next()) {
+      nlohmann::json response = nlohmann::json::parse(*text, nullptr, false);
       if (response.is_discarded() || !response.is_object())
-        return break_with(fmt::format("response to '{}' is not a JSON object: {:.80}", op, text));
+        return break_with(fmt::format("response to '{}' is not a JSON object: {:.80}", op, *text));
       const auto got = response.find("id");
       if (got != response.end() && got->is_number_unsigned()) {
         const auto got_id = got->get<std::uint64_t>();
@@ -220,6 +227,8 @@ std::expected<nlohmann::json, std::string> ControlClient::request(const nlohmann
                                     got == response.end() ? "(none)" : got->dump(), id, op,
                                     detail));
     }
+    if (reader_.overflowed())
+      return break_with(fmt::format("response to '{}' longer than {} bytes", op, kMaxLine));
     if (!wait_for(fd_, POLLIN, deadline)) {
       abandoned_.insert(id);
       return std::unexpected(
@@ -233,9 +242,7 @@ std::expected<nlohmann::json, std::string> ControlClient::request(const nlohmann
       if (errno == ECONNRESET) return break_with("closed by the target");
       return break_with(fmt::format("recv: {}", std::strerror(errno)));
     }
-    buffer_.append(chunk, static_cast<std::size_t>(n));
-    if (buffer_.size() > kMaxLine)
-      return break_with(fmt::format("response to '{}' longer than {} bytes", op, kMaxLine));
+    reader_.append({chunk, static_cast<std::size_t>(n)});
   }
 }
 

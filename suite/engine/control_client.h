@@ -1,8 +1,9 @@
-// A client of the control API (suite/reference_nic/CONTROL_API.md) over a UNIX stream socket (the
+// The transport of the control API (control/CONTROL_API.md) over a UNIX stream socket (the
 // reference daemon) or TCP (roceconf-agent on a DUT host): one JSON request line out, one
-// response line back. The client numbers the requests itself and checks
+// response line back (control/lines.h framing). The client numbers the requests itself and checks
 // that each response carries the number of its request, so a response can never be taken for
-// another's. Every wait has a deadline; failures are one line of text.
+// another's. Every wait has a deadline; failures are one line of text. The typed client
+// (control::Client, control/client.h) runs over it: `control::Client typed(client.transport());`.
 #pragma once
 
 #include <chrono>
@@ -14,6 +15,9 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "control/client.h"
+#include "control/lines.h"
 
 namespace roceconf::engine {
 
@@ -49,15 +53,20 @@ class ControlClient {
       const std::optional<std::string>& secret,
       std::chrono::milliseconds timeout = kDefaultTimeout);
 
+  // This connection as the typed client's transport (it must outlive the client).
+  control::Transport transport(std::chrono::milliseconds timeout = kDefaultTimeout) {
+    return [this, timeout](const nlohmann::json& r) { return request(r, timeout); };
+  }
+
   const std::string& path() const { return path_; }
 
  private:
-  ControlClient(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ControlClient(int fd, std::string path);
   std::string fail(const std::string& what) const;
 
   int fd_ = -1;
   std::string path_;
-  std::string buffer_;  // bytes received after the last complete line
+  control::LineReader reader_;  // bytes received after the last complete line
   std::uint64_t next_id_ = 1;
   std::set<std::uint64_t> abandoned_;  // ids that timed out: their late responses are skipped
   std::string broken_;                 // why the connection cannot be used any more

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "control/codec.h"
+#include "control/ops.h"
 #include "suite/engine/raw_target.h"
 #include "suite/reference_nic/address_text.h"
 
@@ -24,7 +26,7 @@ namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr int kProtocol = 1;
+constexpr int kProtocol = control::kProtocolVersion;
 constexpr milliseconds kConnectSlice{50};  // between checks that the daemon still runs
 constexpr milliseconds kStopGrace{2000};   // after SIGTERM, before SIGKILL
 constexpr milliseconds kExitGrace{200};    // to collect the exit behind a failed request
@@ -137,7 +139,7 @@ std::expected<std::unique_ptr<DaemonTarget>, std::string> DaemonTarget::start(
   }
   const auto left = std::max(
       std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now()), milliseconds(1000));
-  auto hello = t->client_->request({{"op", "hello"}}, left);
+  auto hello = t->client_->request(control::encode(control::Hello{}), left);
   if (!hello) return std::unexpected(hello.error());
   const nlohmann::json& answer = *hello;
   if (answer.value("ok", nlohmann::json()) != true)

@@ -8,8 +8,9 @@
 #include <fmt/format.h>
 
 #include "capture/port/raw_socket_port.h"
+#include "control/auth.h"
+#include "control/ops.h"
 #include "suite/reference_nic/address_text.h"
-#include "suite/reference_nic/control_auth.h"
 
 namespace roceconf::engine {
 namespace {
@@ -182,7 +183,7 @@ std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Pro
   t->guard_ =
       std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac, *profile.target_ip);
   if (!profile.agent.empty()) {
-    auto secret = target::find_secret(profile.agent_secret_file);
+    auto secret = control::find_secret(profile.agent_secret_file);
     if (!secret) return std::unexpected(fmt::format("{}: {}", profile.source, secret.error()));
     t->secret_ = std::move(*secret);
     if (auto connected = t->connect_agent(); !connected) return std::unexpected(connected.error());
@@ -201,10 +202,10 @@ std::expected<void, std::string> RawTarget::connect_agent() {
   if (!hello->value("ok", false))
     return std::unexpected(fmt::format("agent {}: hello failed: {}", profile_.agent,
                                        hello->value("error", std::string("(no error text)"))));
-  if (hello->value("protocol", 0) != 1)
+  if (hello->value("protocol", 0) != control::kProtocolVersion)
     return std::unexpected(fmt::format(
-        "agent {} speaks control protocol {}, this roceconf speaks 1: use matching versions",
-        profile_.agent, hello->value("protocol", 0)));
+        "agent {} speaks control protocol {}, this roceconf speaks {}: use matching versions",
+        profile_.agent, hello->value("protocol", 0), control::kProtocolVersion));
   agent_hello_ = std::move(*hello);
   agent_ = std::move(*client);
   return {};

@@ -30,7 +30,7 @@ struct Capabilities {
   // A responder application following the RCNF REP convention listens on service_port
   // (suite/reference_nic/RESPONDER_CONVENTION.md): wire-only cases can connect and move data.
   bool responder = false;
-  // The control API (suite/reference_nic/CONTROL_API.md): create QPs/CQs/MRs, post, poll, query,
+  // The control API (control/CONTROL_API.md): create QPs/CQs/MRs, post, poll, query,
   // counters. Cases that need it SKIP without it.
   bool control = false;
   // The largest path MTU the link to the target carries (a raw profile's `pmtu`); cases asking

@@ -11,5 +11,5 @@ set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/daemon_target.cc PROPERTIE
   COMPILE_DEFINITIONS ROCECONF_VERSION="${PROJECT_VERSION}")
 # roceconf_target for the address text forms (parse_mac, format_ipv4, ...).
 target_link_libraries(roceconf_engine_targets
-  PUBLIC roceconf_ports nlohmann_json::nlohmann_json fmt::fmt
+  PUBLIC roceconf_control roceconf_ports nlohmann_json::nlohmann_json fmt::fmt
   PRIVATE roceconf_target roceconf_warnings)

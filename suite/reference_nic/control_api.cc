@@ -15,12 +15,22 @@
 
 #include <fmt/format.h>
 
+#include "control/fields.h"
+#include "control/lines.h"
+#include "control/ops.h"
 #include "dissector/mad/rdma_cm.h"
 #include "suite/reference_nic/address_text.h"
 #include "suite/reference_nic/cm_agent.h"
-#include "suite/reference_nic/control_fields.h"
 
 namespace roceconf::target {
+
+using control::dump_line;
+using control::fail;
+using control::Fields;
+using control::RequestError;
+using control::shown;
+using control::to_hex;
+namespace keys = control::keys;
 
 // One QP's connection as cm_connect started it, from the agent's connect callbacks.
 struct CmStatusEntry {
@@ -140,8 +150,7 @@ json av_json(const AddressVector& av) {
 
 AddressVector parse_av(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"dgid", "dmac", "flow_label", "sgid_index", "hop_limit", "traffic_class", "sl",
-          "port_num", "static_rate", "udp_sport"});
+  f.only(keys::kAddressVector);
   AddressVector av;
   const std::string dgid = f.text("dgid");
   const auto gid = parse_gid(dgid);
@@ -173,7 +182,7 @@ json cap_json(const QpCap& c) {
 
 QpCap parse_cap(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data"});
+  f.only(keys::kQpCap);
   QpCap c;
   c.max_send_wr = f.u32("max_send_wr", c.max_send_wr);
   c.max_recv_wr = f.u32("max_recv_wr", c.max_recv_wr);
@@ -214,30 +223,7 @@ json qp_attr_json(const QpAttr& a) {
 // The attributes present in `v` and the mask they make (ibv_modify_qp's attr and attr_mask).
 std::pair<QpAttr, QpAttrMask> parse_qp_attr(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"qp_state",
-          "cur_qp_state",
-          "en_sqd_async_notify",
-          "qp_access_flags",
-          "pkey_index",
-          "port_num",
-          "qkey",
-          "ah_attr",
-          "path_mtu",
-          "timeout",
-          "retry_cnt",
-          "rnr_retry",
-          "rq_psn",
-          "max_rd_atomic",
-          "alt_ah_attr",
-          "alt_pkey_index",
-          "alt_port_num",
-          "alt_timeout",
-          "min_rnr_timer",
-          "sq_psn",
-          "max_dest_rd_atomic",
-          "path_mig_state",
-          "cap",
-          "dest_qp_num"});
+  f.only(keys::kQpAttr);
   QpAttr a;
   QpAttrMask mask = 0;
   for (const auto& [key, value] : v.items()) {
@@ -282,7 +268,7 @@ std::vector<Sge> parse_sg_list(const Fields& f) {
   const json& list = f.array("sg_list");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Fields s(list[i], fmt::format("{}[{}]", f.path("sg_list"), i));
-    s.only({"addr", "length", "lkey"});
+    s.only(keys::kSge);
     out.push_back(
         Sge{.addr = s.u("addr", UINT64_MAX), .length = s.u32("length"), .lkey = s.u32("lkey")});
   }
@@ -291,8 +277,7 @@ std::vector<Sge> parse_sg_list(const Fields& f) {
 
 SendWr parse_send_wr(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"wr_id", "opcode", "send_flags", "sg_list", "inline_data", "imm_data", "invalidate_rkey",
-          "rdma", "atomic", "ud"});
+  f.only(keys::kSendWr);
   SendWr wr;
   wr.wr_id = f.u("wr_id", UINT64_MAX, 0);
   const std::string opcode = f.text("opcode");
@@ -312,13 +297,13 @@ SendWr parse_send_wr(const json& v, const std::string& where) {
   wr.invalidate_rkey = f.u32("invalidate_rkey", 0);
   if (f.has("rdma")) {
     const Fields r(f.at("rdma"), f.path("rdma"));
-    r.only({"remote_addr", "rkey"});
+    r.only(keys::kRdma);
     wr.rdma.remote_addr = r.u("remote_addr", UINT64_MAX);
     wr.rdma.rkey = r.u32("rkey");
   }
   if (f.has("atomic")) {
     const Fields a(f.at("atomic"), f.path("atomic"));
-    a.only({"remote_addr", "compare_add", "swap", "rkey"});
+    a.only(keys::kAtomic);
     wr.atomic.remote_addr = a.u("remote_addr", UINT64_MAX);
     wr.atomic.compare_add = a.u("compare_add", UINT64_MAX, 0);
     wr.atomic.swap = a.u("swap", UINT64_MAX, 0);
@@ -326,7 +311,7 @@ SendWr parse_send_wr(const json& v, const std::string& where) {
   }
   if (f.has("ud")) {
     const Fields u(f.at("ud"), f.path("ud"));
-    u.only({"ah", "remote_qpn", "remote_qkey"});
+    u.only(keys::kUd);
     wr.ud.ah = parse_av(u.at("ah"), u.path("ah"));
     wr.ud.remote_qpn = static_cast<std::uint32_t>(u.u("remote_qpn", 0xFFFFFF));
     wr.ud.remote_qkey = u.u32("remote_qkey");
@@ -336,7 +321,7 @@ SendWr parse_send_wr(const json& v, const std::string& where) {
 
 RecvWr parse_recv_wr(const json& v, const std::string& where) {
   const Fields f(v, where);
-  f.only({"wr_id", "sg_list"});
+  f.only(keys::kRecvWr);
   return RecvWr{.wr_id = f.u("wr_id", UINT64_MAX, 0), .sg_list = parse_sg_list(f)};
 }
 
@@ -389,7 +374,7 @@ class Ops {
       : nic_(nic), dev_(nic.device()), cm_status_(std::move(cm_status)) {}
 
   json hello(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     const DeviceAttr& a = dev_.attr();
     const Port& port = dev_.port();
     json gids = json::array();
@@ -432,17 +417,17 @@ class Ops {
   }
 
   json alloc_pd(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     return {{"pd", check(dev_.alloc_pd())}};
   }
   json dealloc_pd(const Fields& f) {
-    f.only({"pd"});
+    f.only(keys::kPd);
     check(dev_.dealloc_pd(f.u32("pd")));
     return json::object();
   }
 
   json reg_mr(const Fields& f) {
-    f.only({"pd", "length", "access", "iova"});
+    f.only(keys::kRegMr);
     MrInit init;
     init.pd = f.u32("pd");
     init.length = f.u("length", UINT64_MAX);
@@ -453,14 +438,14 @@ class Ops {
             {"addr", mr->addr()},     {"length", mr->length()}, {"pd", mr->pd()}};
   }
   json dereg_mr(const Fields& f) {
-    f.only({"handle"});
+    f.only(keys::kMrHandle);
     check(dev_.dereg_mr(f.u32("handle")));
     return json::object();
   }
 
   // Memory access by the tester, beside the wire: fill a buffer before a send, check it after.
   json write_mr(const Fields& f) {
-    f.only({"handle", "offset", "data"});
+    f.only(keys::kWriteMr);
     const std::uint32_t handle = f.u32("handle");
     const std::uint64_t offset = f.u("offset", UINT64_MAX, 0);
     const std::vector<std::uint8_t> data = f.hex("data");
@@ -470,7 +455,7 @@ class Ops {
     return {{"length", data.size()}};
   }
   json read_mr(const Fields& f) {
-    f.only({"handle", "offset", "length"});
+    f.only(keys::kReadMr);
     const std::uint32_t handle = f.u32("handle");
     const std::uint64_t offset = f.u("offset", UINT64_MAX, 0);
     const std::uint64_t length = f.u("length", kMaxReadBytes);
@@ -480,22 +465,22 @@ class Ops {
   }
 
   json create_cq(const Fields& f) {
-    f.only({"depth"});
+    f.only(keys::kCreateCq);
     const Cq* cq = check(dev_.create_cq(f.u32("depth")));
     return {{"cq", cq->handle()}, {"depth", cq->depth()}};
   }
   json destroy_cq(const Fields& f) {
-    f.only({"cq"});
+    f.only(keys::kCq);
     check(dev_.destroy_cq(f.u32("cq")));
     return json::object();
   }
   json req_notify_cq(const Fields& f) {
-    f.only({"cq", "solicited_only"});
+    f.only(keys::kReqNotifyCq);
     check(dev_.req_notify_cq(f.u32("cq"), f.boolean("solicited_only", false)));
     return json::object();
   }
   json poll_cq(const Fields& f) {
-    f.only({"cq", "max"});
+    f.only(keys::kPollCq);
     const auto cqes = check(dev_.poll_cq(f.u32("cq"), f.u("max", kMaxPoll, 16)));
     json wc = json::array();
     for (const Cqe& c : cqes) wc.push_back(cqe_json(c));
@@ -503,7 +488,7 @@ class Ops {
   }
 
   json create_qp(const Fields& f) {
-    f.only({"qp_type", "type", "pd", "send_cq", "recv_cq", "cap", "sq_sig_all"});
+    f.only(keys::kCreateQp);
     if (f.has("qp_type") == f.has("type"))
       fail("create_qp: give 'qp_type' (\"RC\", \"UC\", \"UD\")");
     const std::string key = f.has("qp_type") ? "qp_type" : "type";
@@ -521,14 +506,14 @@ class Ops {
     return {{"qp_num", qp->qp_num()}, {"cap", cap_json(qp->init_attr().cap)}};
   }
   json modify_qp(const Fields& f) {
-    f.only({"qp_num", "attr"});
+    f.only(keys::kModifyQp);
     const std::uint32_t qpn = f.u32("qp_num");
     const auto [attr, mask] = parse_qp_attr(f.at("attr"), f.path("attr"));
     check(nic_.modify_qp(qpn, attr, mask));
     return {{"attr_mask", qp_attr_mask_names(mask)}};
   }
   json query_qp(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     const std::uint32_t qpn = f.u32("qp_num");
     const QpAttr attr = check(dev_.query_qp(qpn));
     const QpInit& init = dev_.qp(qpn)->init_attr();
@@ -542,7 +527,7 @@ class Ops {
               {"sq_sig_all", init.sq_sig_all}}}};
   }
   json destroy_qp(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     const std::uint32_t qpn = f.u32("qp_num");
     check(nic_.destroy_qp(qpn));
     cm_status_->by_qp.erase(qpn);  // its callbacks, if any still come, are stale now
@@ -551,7 +536,7 @@ class Ops {
 
   // All WRs of one request go to the QP in one call: one doorbell, as a chained ibv_post_send.
   json post_send(const Fields& f) {
-    f.only({"qp_num", "wrs"});
+    f.only(keys::kPost);
     const std::uint32_t qpn = f.u32("qp_num");
     std::vector<SendWr> wrs;
     const json& list = nonempty_list(f, "wrs");
@@ -561,7 +546,7 @@ class Ops {
     return {{"posted", wrs.size()}};
   }
   json post_recv(const Fields& f) {
-    f.only({"qp_num", "wrs"});
+    f.only(keys::kPost);
     const std::uint32_t qpn = f.u32("qp_num");
     std::vector<RecvWr> wrs;
     const json& list = nonempty_list(f, "wrs");
@@ -574,9 +559,7 @@ class Ops {
   // The CM agent's active side (CmAgent::connect): a REQ for an RC or UC QP in RESET or INIT.
   // The connect callbacks keep the QP's status for cm_status.
   json cm_connect(const Fields& f) {
-    f.only({"qp_num", "service_id", "port", "dgid", "dmac", "path_mtu", "starting_psn", "pkey",
-            "responder_resources", "initiator_depth", "retry_count", "rnr_retry_count",
-            "private_data", "cm_response_timeout", "max_cm_retries", "packet_lifetime"});
+    f.only(keys::kCmConnect);
     ConnectParams p;
     p.qp_num = f.u32("qp_num");
     if (f.has("service_id") == f.has("port"))
@@ -668,7 +651,7 @@ class Ops {
   }
 
   json cm_status(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     const CmStatusEntry& e = status_of("cm_status", f.u32("qp_num"));
     json out = {{"state", e.state}};
     if (e.reason) out["reason"] = *e.reason;
@@ -683,7 +666,7 @@ class Ops {
 
   // DREQ for a connection cm_connect made, once established (CmAgent::disconnect).
   json cm_disconnect(const Fields& f) {
-    f.only({"qp_num"});
+    f.only(keys::kQpNum);
     CmStatusEntry& e = status_of("cm_disconnect", f.u32("qp_num"));
     if (!e.comm_id)
       throw VerbsFailure{{VerbsStatus::kInval, "cm_disconnect: the connect has no ID"}, {}};
@@ -694,7 +677,7 @@ class Ops {
   }
 
   json counters(const Fields& f) {
-    f.only({"names"});
+    f.only(keys::kCounters);
     const Counters& c = dev_.counters();
     json out = json::object();
     if (!f.has("names")) {
@@ -719,7 +702,7 @@ class Ops {
   }
 
   json async_events(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     json events = json::array();
     for (const AsyncEvent& e : dev_.async_events())
       events.push_back({{"event_type", async_event_name(e.event_type)}, {"element", e.element}});
@@ -727,7 +710,7 @@ class Ops {
   }
 
   json quirks(const Fields& f) {
-    f.only({});
+    f.only(keys::kNone);
     json known = json::array();
     for (const QuirkInfo& q : all_quirks())
       known.push_back({{"name", q.name},
@@ -811,6 +794,7 @@ constexpr auto kOps = std::to_array<OpEntry>({
     {"cm_status", &Ops::cm_status},
     {"cm_disconnect", &Ops::cm_disconnect},
 });
+static_assert(control::lists_every_op(kOps), "the reference target serves every op of ops.h");
 
 }  // namespace
 
@@ -819,12 +803,7 @@ ControlApi::ControlApi(Nic& nic) : nic_(nic), cm_status_(std::make_shared<CmStat
 ControlApi::~ControlApi() = default;
 
 std::span<const std::string_view> ControlApi::ops() {
-  static const auto names = [] {
-    std::array<std::string_view, kOps.size()> out{};
-    std::transform(kOps.begin(), kOps.end(), out.begin(), [](const OpEntry& e) { return e.name; });
-    return out;
-  }();
-  return names;
+  return control::kOpNames;
 }
 
 json ControlApi::handle(const json& request) {
@@ -882,10 +861,6 @@ std::string ControlApi::handle_line(std::string_view line) {
         {{"id", nullptr}, {"ok", false}, {"error", fmt::format("malformed JSON: {}", what)}});
   }
   return dump_line(handle(request));
-}
-
-std::string dump_line(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace roceconf::target

@@ -9,10 +9,11 @@
 //                                                      "error": "ENOENT: destroy_cq: ..."}
 //
 // Field names are those of libibverbs (ibv_qp_attr, ibv_send_wr, ibv_wc); enums and flags
-// travel as their names without the IBV_ prefix. CONTROL_API.md beside this file lists every op
-// with its fields. Anything wrong in a request — unknown op or field, missing field, wrong type,
-// out-of-range number, unknown handle — gives ok = false and one line saying what; a verbs error
-// also carries "errno". No request can make handle() throw.
+// travel as their names without the IBV_ prefix. control/CONTROL_API.md lists every op with its
+// fields; control/ops.h declares them, for this API and roceconf-agent alike. Anything wrong in a
+// request — unknown op or field, missing field, wrong type, out-of-range number, unknown handle —
+// gives ok = false and one line saying what; a verbs error also carries "errno". No request can
+// make handle() throw.
 #pragma once
 
 #include <memory>
@@ -22,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/ops.h"
 #include "suite/reference_nic/nic.h"
 
 namespace roceconf::target {
@@ -32,7 +34,7 @@ struct CmStatusTable;
 class ControlApi {
  public:
   // Version of the request/response format, reported by hello.
-  static constexpr int kProtocolVersion = 1;
+  static constexpr int kProtocolVersion = control::kProtocolVersion;
 
   explicit ControlApi(Nic& nic);
   ~ControlApi();
@@ -53,8 +55,5 @@ class ControlApi {
   // fires after the API is gone changes nothing.
   std::shared_ptr<CmStatusTable> cm_status_;
 };
-
-// A response serialised on one line; invalid UTF-8 in strings is replaced, never thrown on.
-std::string dump_line(const nlohmann::json& value);
 
 }  // namespace roceconf::target

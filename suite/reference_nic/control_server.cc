@@ -22,12 +22,6 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
-// The error line a client gets when the server, not its request, ends the exchange. The text
-// holds no quotes or backslashes, so it needs no escaping.
-std::string error_line(std::string_view message) {
-  return fmt::format(R"({{"id":null,"ok":false,"error":"{}"}})", message) + "\n";
-}
-
 std::expected<sockaddr_un, std::string> socket_address(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -148,7 +142,11 @@ void ControlServer::accept_clients() {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN: all taken; other errors: the client is already gone
     auto c = std::make_unique<Client>(
-        Client{fd, {}, {}, false, ControlGate(secret_, "roceconf reference daemon")});
+        Client{fd,
+               control::LineReader(kMaxLine),
+               {},
+               false,
+               control::ControlGate(secret_, "roceconf reference daemon")});
     if (clients_.size() >= kMaxClients)
       reject(*c,
              fmt::format("too many control clients (at most {}): try again later", kMaxClients));
@@ -164,7 +162,7 @@ void ControlServer::read_from(Client& c) {
   for (int round = 0; round < 16; ++round) {
     const ssize_t n = recv(c.fd, buffer, sizeof buffer, 0);
     if (n > 0) {
-      c.in.append(buffer, static_cast<std::size_t>(n));
+      c.in.append({buffer, static_cast<std::size_t>(n)});
       answer_lines(c, false);
       if (c.closing || c.out.size() > kMaxPendingOutput) break;
       continue;
@@ -189,31 +187,16 @@ void ControlServer::read_from(Client& c) {
 }
 
 void ControlServer::answer_lines(Client& c, bool at_eof) {
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t end = c.in.find('\n', start);
-    if (end == std::string::npos) break;
-    std::string_view line(c.in.data() + start, end - start);
-    start = end + 1;
-    if (line.size() > kMaxLine) {
-      reject(c, fmt::format("request line longer than {} bytes: closing the connection", kMaxLine));
-      return;
-    }
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-    answer(c, line);
+  while (auto line = c.in.next()) {
+    answer(c, *line);
     if (c.closing) return;
   }
-  c.in.erase(0, start);
-  if (c.in.size() > kMaxLine) {
+  if (c.in.overflowed()) {
     reject(c, fmt::format("request line longer than {} bytes: closing the connection", kMaxLine));
     return;
   }
-  if (at_eof && c.in.find_first_not_of(" \t\r") != std::string::npos) {
-    const std::string last = std::move(c.in);
-    c.in.clear();
-    answer(c, last);
-  }
+  if (at_eof)
+    if (auto last = c.in.rest()) answer(c, *last);
 }
 
 void ControlServer::answer(Client& c, std::string_view line) {
@@ -232,7 +215,7 @@ void ControlServer::answer(Client& c, std::string_view line) {
 }
 
 void ControlServer::reject(Client& c, std::string_view message) {
-  c.out += error_line(message);
+  c.out += control::error_line(message);
   c.in.clear();
   c.closing = true;
   shutdown(c.fd, SHUT_RD);

@@ -8,8 +8,8 @@
 // kMaxPendingOutput bytes wait for it; beyond kMaxClients new connections get an error line and
 // are closed.
 //
-// With a secret, a client authenticates first (ControlGate, control_auth.h): until it has, the
-// handler sees none of its lines.
+// With a secret, a client authenticates first (ControlGate, control/auth.h): until it has, the
+// handler sees none of its lines. The framing is control/lines.h's, shared with roceconf-agent.
 #pragma once
 
 #include <poll.h>
@@ -23,15 +23,16 @@
 #include <string_view>
 #include <vector>
 
-#include "suite/reference_nic/control_auth.h"
+#include "control/auth.h"
+#include "control/lines.h"
 
 namespace roceconf::target {
 
 class ControlServer {
  public:
-  static constexpr std::size_t kMaxLine = 1u << 20;
+  static constexpr std::size_t kMaxLine = control::kMaxRequestLine;
   static constexpr std::size_t kMaxPendingOutput = 64u << 20;
-  static constexpr std::size_t kMaxClients = 64;
+  static constexpr std::size_t kMaxClients = control::kMaxClients;
 
   // Answers one request line (without its newline) with one response line (without newline).
   using Handler = std::function<std::string(std::string_view line)>;
@@ -59,10 +60,10 @@ class ControlServer {
  private:
   struct Client {
     int fd = -1;
-    std::string in;
+    control::LineReader in{kMaxLine};
     std::string out;
     bool closing = false;  // close once `out` is flushed; read nothing more
-    ControlGate gate;
+    control::ControlGate gate;
   };
 
   ControlServer(int fd, std::string path, Handler handler, std::string secret);

@@ -14,10 +14,13 @@
 #include <memory>
 #include <string>
 
+#include "control/rcnf_private_data.h"
 #include "suite/reference_nic/nic.h"
-#include "suite/reference_nic/rcnf_private_data.h"
 
 namespace roceconf::target {
+
+// The block is the control library's (control/rcnf_private_data.h): the agent writes it too.
+using control::RcnfPrivateData;
 
 struct ResponderAppConfig {
   std::uint16_t port = 7471;  // rdma_cm TCP port (rping's default)

@@ -31,6 +31,8 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/port/raw_socket_port.h"
+#include "control/auth.h"
+#include "control/rcnf_private_data.h"
 #include "dissector/packet.h"
 #include "suite/engine/control_client.h"
 #include "suite/engine/daemon_target.h"
@@ -38,9 +40,7 @@
 #include "suite/engine/raw_target.h"
 #include "suite/engine/veth_lab.h"
 #include "suite/reference_nic/address_text.h"
-#include "suite/reference_nic/control_auth.h"
 #include "suite/reference_nic/control_server.h"
-#include "suite/reference_nic/rcnf_private_data.h"
 #include "suite/reference_nic/test/peer_frames.h"
 
 namespace roceconf::engine {
@@ -873,7 +873,7 @@ std::vector<std::uint8_t> req_frame(const Endpoint& tester, const Endpoint& devi
 }
 
 // Waits up to 3 s for the REP to the REQ above; its RCNF block.
-std::expected<target::RcnfPrivateData, std::string> await_rep(Port& port) {
+std::expected<control::RcnfPrivateData, std::string> await_rep(Port& port) {
   const TimeNs give_up = port.clock().now_ns() + 3'000'000'000;
   for (;;) {
     auto frame = port.receive(give_up);
@@ -884,7 +884,7 @@ std::expected<target::RcnfPrivateData, std::string> await_rep(Port& port) {
     const auto* rep = std::get_if<CmRep>(&*p.mad->cm);
     if (!rep) continue;
     if (rep->remote_comm_id != 0x4242) return std::unexpected("REP for another REQ");
-    return target::RcnfPrivateData::decode(rep->private_data);
+    return control::RcnfPrivateData::decode(rep->private_data);
   }
 }
 
@@ -1177,7 +1177,7 @@ class GatedAgent {
  private:
   void serve() {
     for (int c; (c = accept(listen_fd_, nullptr, nullptr)) >= 0;) {
-      target::ControlGate gate(secret_, "roceconf-agent");
+      control::ControlGate gate(secret_, "roceconf-agent");
       std::string buffer;
       char chunk[4096];
       bool open = true;
@@ -1233,7 +1233,7 @@ TEST(RawTarget, AuthenticatesToTheAgentAndNamesItsDevice) {
   Profile p = lab_profile(**lab);
   p.agent = agent.address();
   p.capabilities.control = true;
-  unsetenv(target::kSecretEnv);
+  unsetenv(control::kSecretEnv);
 
   const auto without = RawTarget::open(p);
   ASSERT_FALSE(without);
@@ -1271,9 +1271,9 @@ TEST(RawTarget, AuthenticatesToTheAgentAndNamesItsDevice) {
   }
   // The same secret from the environment.
   p.agent_secret_file.clear();
-  setenv(target::kSecretEnv, secret.c_str(), 1);
+  setenv(control::kSecretEnv, secret.c_str(), 1);
   EXPECT_TRUE(RawTarget::open(p));
-  unsetenv(target::kSecretEnv);
+  unsetenv(control::kSecretEnv);
   // A profile that names another device stops the run.
   p.agent_secret_file = secret_file;
   p.identity.node_guid = "0c42:a103:0002:0003";

@@ -515,7 +515,7 @@ TEST_F(ControlApiTest, RandomRequestsNeverCrash) {
     } else {
       ++succeeded;
     }
-    ASSERT_NO_THROW((void)dump_line(r));
+    ASSERT_NO_THROW((void)control::dump_line(r));
   }
   EXPECT_GT(succeeded, 500) << "the generator should reach the ops, not only their checks";
   // Random bytes as lines, and nesting far deeper than any recursion could follow.

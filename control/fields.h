@@ -2,7 +2,8 @@
 // rules (unknown fields refused, unsigned numbers as JSON numbers or "0x.." / decimal strings,
 // hex bytes). A bad field throws RequestError naming the field's path
 // ("post_send.wrs[1].sg_list[0].lkey"); the API turns it into ok = false. The reference
-// target's control API and roceconf-agent both read requests through it.
+// target's control API and roceconf-agent both read requests through it, and the typed client
+// (client.h) reads responses with its unsigned-number and hex rules.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace roceconf::target {
+namespace roceconf::control {
 
 // A request has dozens of fields, each of which can be wrong: a bad one unwinds to the request
 // handler as an exception rather than being checked by hand at every read.
@@ -38,8 +39,12 @@ class Fields {
   // `request`: the top-level object, whose "id" and "op" belong to the envelope, not the op.
   Fields(const nlohmann::json& object, std::string where, bool request = false);
 
-  // Refuses fields not in `known` (a typo must not be silently ignored).
-  void only(std::initializer_list<std::string_view> known) const;
+  // Refuses fields not in `known` (a typo must not be silently ignored); the lists are declared
+  // in ops.h.
+  void only(std::span<const std::string_view> known) const;
+  void only(std::initializer_list<std::string_view> known) const {
+    only(std::span<const std::string_view>(known.begin(), known.size()));
+  }
   bool has(std::string_view key) const { return obj_.contains(key); }
   const nlohmann::json& at(std::string_view key) const;
   std::string path(std::string_view key) const { return fmt::format("{}.{}", where_, key); }
@@ -78,4 +83,4 @@ class Fields {
 
 std::string to_hex(std::span<const std::uint8_t> bytes);
 
-}  // namespace roceconf::target
+}  // namespace roceconf::control

@@ -1,4 +1,4 @@
-#include "suite/reference_nic/control_auth.h"
+#include "control/auth.h"
 
 #include <sys/stat.h>
 
@@ -16,9 +16,9 @@
 #include <openssl/rand.h>
 #include <nlohmann/json.hpp>
 
-#include "suite/reference_nic/control_fields.h"
+#include "control/fields.h"
 
-namespace roceconf::target {
+namespace roceconf::control {
 namespace {
 
 using nlohmann::json;
@@ -163,4 +163,4 @@ std::optional<ControlGate::Answer> ControlGate::screen(std::string_view line) {
                                     op.empty() ? "request" : op)))};
 }
 
-}  // namespace roceconf::target
+}  // namespace roceconf::control

@@ -1,10 +1,10 @@
-#include "suite/reference_nic/rcnf_private_data.h"
+#include "control/rcnf_private_data.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-namespace roceconf::target {
+namespace roceconf::control {
 
 std::array<std::uint8_t, RcnfPrivateData::kSize> RcnfPrivateData::encode() const {
   std::array<std::uint8_t, kSize> out{};
@@ -42,4 +42,4 @@ std::expected<RcnfPrivateData, std::string> RcnfPrivateData::decode(Bytes privat
   return d;
 }
 
-}  // namespace roceconf::target
+}  // namespace roceconf::control

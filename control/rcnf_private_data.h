@@ -12,7 +12,7 @@
 
 #include "dissector/bytes.h"
 
-namespace roceconf::target {
+namespace roceconf::control {
 
 struct RcnfPrivateData {
   static constexpr std::size_t kSize = 32;
@@ -43,4 +43,4 @@ struct RcnfPrivateData {
   friend bool operator==(const RcnfPrivateData&, const RcnfPrivateData&) = default;
 };
 
-}  // namespace roceconf::target
+}  // namespace roceconf::control

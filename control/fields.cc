@@ -1,9 +1,9 @@
-#include "suite/reference_nic/control_fields.h"
+#include "control/fields.h"
 
 #include <algorithm>
 #include <charconv>
 
-namespace roceconf::target {
+namespace roceconf::control {
 
 using nlohmann::json;
 
@@ -20,7 +20,7 @@ Fields::Fields(const json& object, std::string where, bool request)
   if (!obj_.is_object()) fail("{}: expected an object, got {}", where_, shown(obj_));
 }
 
-void Fields::only(std::initializer_list<std::string_view> known) const {
+void Fields::only(std::span<const std::string_view> known) const {
   for (const auto& [key, value] : obj_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     if (request_ && (key == "id" || key == "op")) continue;
@@ -102,4 +102,4 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
-}  // namespace roceconf::target
+}  // namespace roceconf::control

@@ -1,8 +1,8 @@
 // Control-connection authentication: the MAC is HMAC-SHA256 (RFC 4231 vector), the gate lets
 // nothing but hello and auth through before a good MAC, a wrong MAC ends the connection, a
-// gate without a secret is open; secrets are read from a private file or the environment; and
-// the reference daemon's socket server never hands an unauthenticated line to its handler.
-#include "suite/reference_nic/control_auth.h"
+// gate without a secret is open; secrets are read from a private file or the environment.
+// suite/reference_nic/test/control_server_auth_test.cc checks the daemon's socket server behind the gate.
+#include "control/auth.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -17,10 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "suite/reference_nic/control_server.h"
-#include "suite/reference_nic/test/line_client.h"
-
-namespace roceconf::target {
+namespace roceconf::control {
 namespace {
 
 namespace fs = std::filesystem;
@@ -168,52 +165,5 @@ TEST(ControlAuth, SecretFromAPrivateFileOrTheEnvironment) {
   unsetenv(kSecretEnv);
 }
 
-// The reference daemon's socket server with a secret: the handler sees no line before auth.
-TEST(ControlAuth, SocketServerHandsNothingToItsHandlerBeforeAuth) {
-  TempDir dir;
-  const std::string path = dir.file("ctl.sock");
-  std::atomic<int> handled{0};
-  auto opened = ControlServer::open(
-      path,
-      [&](std::string_view line) {
-        ++handled;
-        return json{{"ok", true}, {"seen", std::string(line)}}.dump();
-      },
-      kSecret);
-  ASSERT_TRUE(opened) << opened.error();
-  std::atomic<bool> stop{false};
-  std::thread loop([&] {
-    std::vector<pollfd> fds;
-    while (!stop) {
-      fds.clear();
-      (*opened)->add_poll_fds(fds);
-      if (poll(fds.data(), fds.size(), 10) > 0) (*opened)->dispatch(fds);
-    }
-  });
-
-  {
-    test::LineClient wrong(path);
-    ASSERT_TRUE(wrong.send_all("{\"op\":\"alloc_pd\"}\n{\"op\":\"hello\"}\n"));
-    EXPECT_EQ(json::parse(*wrong.line())["errno"], "EACCES");
-    EXPECT_TRUE(json::parse(*wrong.line())["auth"].contains("nonce"));
-    ASSERT_TRUE(wrong.send_all("{\"op\":\"auth\",\"mac\":\"" + std::string(64, 'a') +
-                               "\"}\n{\"op\":\"alloc_pd\"}\n"));
-    EXPECT_EQ(json::parse(*wrong.line())["errno"], "EACCES");
-    EXPECT_FALSE(wrong.line()) << "closed after the wrong MAC; the next line is never answered";
-  }
-  EXPECT_EQ(handled, 0);
-
-  test::LineClient right(path);
-  ASSERT_TRUE(right.send_all("{\"op\":\"hello\"}\n"));
-  const std::string nonce = json::parse(*right.line())["auth"]["nonce"];
-  ASSERT_TRUE(right.send_all(json{{"op", "auth"}, {"mac", auth_mac(kSecret, nonce)}}.dump() +
-                             "\n{\"op\":\"alloc_pd\"}\n"));
-  EXPECT_TRUE(json::parse(*right.line())["ok"]);
-  EXPECT_EQ(json::parse(*right.line())["seen"], "{\"op\":\"alloc_pd\"}");
-  EXPECT_EQ(handled, 1);
-  stop = true;
-  loop.join();
-}
-
 }  // namespace
-}  // namespace roceconf::target
+}  // namespace roceconf::control

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace roceconf::target {
+namespace roceconf::control {
 
 // The environment variable that can carry the secret instead of a file.
 inline constexpr char kSecretEnv[] = "ROCECONF_AGENT_SECRET";
@@ -58,4 +58,4 @@ class ControlGate {
   bool authenticated_;
 };
 
-}  // namespace roceconf::target
+}  // namespace roceconf::control
