@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "control/lines.h"
+
 namespace roceconf::target {
 namespace {
 

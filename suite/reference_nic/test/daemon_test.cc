@@ -41,6 +41,7 @@ namespace roceconf::target {
 namespace {
 
 namespace fs = std::filesystem;
+using control::RcnfPrivateData;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
