@@ -1,3 +1,5 @@
+// Over 600 lines: `roceconf run`'s options, their checks and a run's life (reports, interrupts,
+// reruns, Python cases) form one command.
 #include "cli/run_command.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Over 600 lines: the C++ cases of four areas (qp, cq, nak, data), each a short function.
 // QP, CQ, NAK and data cases that the script language cannot say yet: the target as requester
 // (its SENDs are received and ACKed by the tester), QPs brought up step by step, memory regions
 // with chosen rights, addresses computed from the region's length, and async events. The target

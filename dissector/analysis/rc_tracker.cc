@@ -1,3 +1,5 @@
+// Over 600 lines: the responder's PSN state machine and request/response pairing share the
+// per-QP state.
 #include "dissector/analysis/rc_tracker.h"
 
 #include <algorithm>

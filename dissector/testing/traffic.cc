@@ -1,3 +1,4 @@
+// Over 600 lines: the generator of every test capture, one scenario per function.
 #include "dissector/testing/traffic.h"
 
 #include <pcap/pcap.h>

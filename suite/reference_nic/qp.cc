@@ -1,3 +1,4 @@
+// Over 600 lines: the QP state machine and every modify_qp attribute check in one place.
 #include "suite/reference_nic/qp.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Over 600 lines: the send queue, retransmission, timers and completion rules share the
+// requester's state.
 #include "suite/reference_nic/requester.h"
 
 #include <algorithm>

@@ -244,13 +244,14 @@ TEST_F(PluginTest, OtherCmMessagesDecoded) {
   EXPECT_FIELD(f, 2, "roceconf.cm.service_timeout", "17");
   EXPECT_FIELD(f, 2, "roceconf.conn.state", "mra-received");
   EXPECT_FIELD(f, 5, "roceconf.cm.msg", "LAP");
-  EXPECT_FIELD(f, 5, "roceconf.cm.remote_qpn", std::to_string(kQpB));
+  // Identifiers are hexadecimal, as the field table declares them.
+  EXPECT_FIELD(f, 5, "roceconf.cm.remote_qpn", fmt::format("{:#010x}", kQpB));
   EXPECT_FIELD(f, 6, "roceconf.cm.msg", "APR");
   EXPECT_FIELD(f, 6, "roceconf.cm.ap_status_name", std::string(apr_status_name(1)));
   EXPECT_FIELD(f, 7, "roceconf.cm.msg", "SIDR_REQ");
-  EXPECT_FIELD(f, 7, "roceconf.cm.service_id", std::to_string(0x4321));
+  EXPECT_FIELD(f, 7, "roceconf.cm.service_id", "0x0000000000004321");
   EXPECT_FIELD(f, 8, "roceconf.cm.msg", "SIDR_REP");
-  EXPECT_FIELD(f, 8, "roceconf.cm.qpn", std::to_string(0x99));
+  EXPECT_FIELD(f, 8, "roceconf.cm.qpn", "0x00000099");
   EXPECT_FIELD(f, 8, "roceconf.cm.sidr_status_name", std::string(sidr_status_name(0)));
   EXPECT_FIELD(f, 9, "roceconf.cm.msg", "ClassPortInfo");
   EXPECT_FIELD(f, 9, "roceconf.cm.resp_time_value", "18");
