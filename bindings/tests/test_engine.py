@@ -42,6 +42,20 @@ class Cases:  # not collected by the pytest plugin: some of these fail on purpos
         assert ctx.counters(), "the reference target has counters"
 
 
+    @roceconf.case(id="pytest/short-keys", clause="IBA Vol 1 9.2 (BTH)", needs=["responder"])
+    def short_keys(ctx):
+        """A step's short keys are the field table's aliases of the decoded names."""
+        c = ctx.connect()
+        ctx.send(c, "SEND_ONLY", psn=0, ackreq=1, len=8)
+        ctx.step("expect c ACK psn=0 se=0 tver=0")
+
+    @roceconf.case(id="pytest/short-keys-differ", clause="IBA Vol 1 9.2 (BTH)", needs=["responder"])
+    def short_keys_differ(ctx):
+        """The same expectation with a solicited bit the ACK does not carry."""
+        c = ctx.connect()
+        ctx.send(c, "SEND_ONLY", psn=0, ackreq=1, len=8)
+        ctx.step("expect c ACK psn=0 se=1 tver=0")
+
     @roceconf.case(id="pytest/asserts", clause="-")
     def asserts(ctx):
         """An assertion fails the case."""
@@ -67,6 +81,14 @@ def test_pass_on_the_clean_reference():
     kinds = {e["kind"] for e in r.events}
     assert {"sent", "received", "expect-met", "silence-ok"} <= kinds
     assert any(e["frame"] and "SEND_ONLY" in e["text"] for e in r.events)
+
+
+def test_short_keys_match_the_decoded_fields():
+    r = roceconf.run_case(Cases.short_keys)
+    assert r.verdict == "pass", r.explain()
+    r = roceconf.run_case(Cases.short_keys_differ)
+    assert r.verdict == "fail", r.explain()
+    assert any(d[0] == "bth.solicited" and d[1] == "1" and d[2] == "0" for d in r.diffs), r.diffs
 
 
 def test_fail_with_the_defect_it_targets():
