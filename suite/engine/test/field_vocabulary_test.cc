@@ -86,7 +86,8 @@ TEST(FieldVocabulary, EveryFieldCanBeSentExpectedAndDecodedUnderOneName) {
     // A value other than the default, unless the field steers decoding.
     auto plain = build_request({}, c, *op, Assignments{{"len", "8"}});
     ASSERT_TRUE(plain);
-    const FieldValue before = *f.get(decode(plain->bytes), 0);
+    const Packet plain_packet = decode(plain->bytes);  // addresses view into it
+    const FieldValue before = *f.get(plain_packet, 0);
     std::string value = text_of(f, before);
     if (!kSteering.contains(key)) {
       if (const auto* u = std::get_if<std::uint64_t>(&before))
