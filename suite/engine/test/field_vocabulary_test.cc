@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/json_fields.h"
 #include "dissector/field_table.h"
 #include "dissector/packet.h"
-#include "cli/json_fields.h"
 #include "suite/engine/frame_builder.h"
 #include "suite/engine/matcher.h"
 
