@@ -600,18 +600,21 @@ std::string holders(const FieldDef& f) {
 }
 
 // The field a setter may write, or why not.
-std::expected<const CmField*, std::string> writable(const CmMessage& msg, std::string_view key) {
+const CmField* writable(const CmMessage& msg, std::string_view key, std::string& why) {
   const FieldDef* f = find_cm_field(key);
-  if (f == nullptr)
-    return std::unexpected(
-        fmt::format("{} has no field '{}' (no CM message has)", cm_message_name(msg), key));
+  if (f == nullptr) {
+    why = fmt::format("{} has no field '{}' (no CM message has)", cm_message_name(msg), key);
+    return nullptr;
+  }
   const auto& listed = kMessageFields[msg.index()];
-  if (std::ranges::find(listed, f) == listed.end())
-    return std::unexpected(
-        fmt::format("{} has no field '{}' ({})", cm_message_name(msg), f->name, holders(*f)));
-  if (!f->settable())
-    return std::unexpected(
-        fmt::format("cm.{} is derived from other fields and cannot be set", f->name));
+  if (std::ranges::find(listed, f) == listed.end()) {
+    why = fmt::format("{} has no field '{}' ({})", cm_message_name(msg), f->name, holders(*f));
+    return nullptr;
+  }
+  if (!f->settable()) {
+    why = fmt::format("cm.{} is derived from other fields and cannot be set", f->name);
+    return nullptr;
+  }
   return &access(*f);
 }
 
@@ -641,31 +644,34 @@ std::optional<FieldValue> get_cm_field(const CmMessage& msg, const FieldDef& fie
   return access(field).get(msg);
 }
 
-std::expected<void, std::string> set_cm_field(CmMessage& msg, std::string_view key,
-                                              std::uint64_t value) {
-  const auto f = writable(msg, key);
-  if (!f) return std::unexpected(f.error());
-  const FieldDef& d = (*f)->def;
-  if ((*f)->set == nullptr)
-    return std::unexpected(fmt::format("cm.{} takes bytes, not a number", d.name));
+FieldSetResult set_cm_field(CmMessage& msg, std::string_view key, std::uint64_t value) {
+  std::string why;
+  const CmField* f = writable(msg, key, why);
+  if (!f) return FieldSetResult::failure(std::move(why));
+  const FieldDef& d = f->def;
+  if (f->set == nullptr)
+    return FieldSetResult::failure(fmt::format("cm.{} takes bytes, not a number", d.name));
   if (value > d.max())
-    return std::unexpected(fmt::format("cm.{}: {} does not fit in {} bit{} (at most {:#x})", d.name,
-                                       value, d.bits, d.bits == 1 ? "" : "s", d.max()));
-  (*f)->set(msg, value);
+    return FieldSetResult::failure(fmt::format("cm.{}: {} does not fit in {} bit{} (at most {:#x})",
+                                               d.name, value, d.bits, d.bits == 1 ? "" : "s",
+                                               d.max()));
+  f->set(msg, value);
   return {};
 }
 
-std::expected<void, std::string> set_cm_field(CmMessage& msg, std::string_view key, Bytes value) {
-  const auto f = writable(msg, key);
-  if (!f) return std::unexpected(f.error());
-  const FieldDef& d = (*f)->def;
-  if ((*f)->set_bytes == nullptr)
-    return std::unexpected(fmt::format("cm.{} takes a number, not bytes", d.name));
-  if (!(*f)->set_bytes(msg, value)) {
+FieldSetResult set_cm_field(CmMessage& msg, std::string_view key, Bytes value) {
+  std::string why;
+  const CmField* f = writable(msg, key, why);
+  if (!f) return FieldSetResult::failure(std::move(why));
+  const FieldDef& d = f->def;
+  if (f->set_bytes == nullptr)
+    return FieldSetResult::failure(fmt::format("cm.{} takes a number, not bytes", d.name));
+  if (!f->set_bytes(msg, value)) {
     if (d.type == FieldType::kIpv6)
-      return std::unexpected(fmt::format("cm.{}: a GID is 16 bytes, not {}", d.name, value.size()));
-    return std::unexpected(fmt::format("cm.{}: {} bytes do not fit in {}'s field", d.name,
-                                       value.size(), cm_message_name(msg)));
+      return FieldSetResult::failure(
+          fmt::format("cm.{}: a GID is 16 bytes, not {}", d.name, value.size()));
+    return FieldSetResult::failure(fmt::format("cm.{}: {} bytes do not fit in {}'s field", d.name,
+                                               value.size(), cm_message_name(msg)));
   }
   return {};
 }

@@ -5,11 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <expected>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dissector/field_table.h"
@@ -33,15 +33,32 @@ const FieldDef* find_cm_field(std::string_view key);
 // are views into `msg` (or into what its Bytes members view).
 std::optional<FieldValue> get_cm_field(const CmMessage& msg, const FieldDef& field);
 
+// The outcome of a set: true, or false with the reason. (The codec does not use std::expected:
+// the fuzz tree's clang 14 cannot compile libstdc++ 12's <expected>.)
+class FieldSetResult {
+ public:
+  FieldSetResult() = default;
+  static FieldSetResult failure(std::string why) {
+    FieldSetResult r;
+    r.error_ = std::move(why);
+    return r;
+  }
+  bool has_value() const { return !error_; }
+  explicit operator bool() const { return has_value(); }
+  const std::string& error() const { return *error_; }
+
+ private:
+  std::optional<std::string> error_;
+};
+
 // Sets a numeric or flag field by key. Errors name the message when it lacks the field
 // ("REP has no field 'path_mtu' (REQ has)"), and reject read-only fields, byte fields and
 // values wider than the field.
-std::expected<void, std::string> set_cm_field(CmMessage& msg, std::string_view key,
-                                              std::uint64_t value);
+FieldSetResult set_cm_field(CmMessage& msg, std::string_view key, std::uint64_t value);
 
 // Sets a byte-string or GID field. Private data, ARI and additional information keep a view
 // of `value` (the caller keeps the bytes alive) and may be shorter than on the wire (zero
 // padded); GIDs are copied and must be 16 bytes.
-std::expected<void, std::string> set_cm_field(CmMessage& msg, std::string_view key, Bytes value);
+FieldSetResult set_cm_field(CmMessage& msg, std::string_view key, Bytes value);
 
 }  // namespace roceconf

@@ -409,7 +409,9 @@ std::expected<void, std::string> set_cm_field(CmMessage& message, std::string_vi
     return std::unexpected(fmt::format("{}: a case sets numbers, not {} bytes", key, f->key()));
   auto n = field_number(*f, key, value);
   if (!n) return std::unexpected(n.error());
-  return roceconf::set_cm_field(message, key, *n);
+  if (auto set = roceconf::set_cm_field(message, key, *n); !set)
+    return std::unexpected(set.error());
+  return {};
 }
 
 }  // namespace roceconf::engine
