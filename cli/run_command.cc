@@ -28,6 +28,11 @@
 
 #include "cases/builtin.h"
 #include "cases/embedded.h"
+#ifdef ROCECONF_WITH_PYTHON
+#include "bindings/embed.h"
+#endif
+#include "cli/compare_command.h"
+#include "cli/decode_command.h"
 #include "reports/atomic_file.h"
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
@@ -35,8 +40,6 @@
 #include "reports/sha256.h"
 #include "reports/terminal.h"
 #include "reports/verdict.h"
-#include "cli/compare_command.h"
-#include "cli/decode_command.h"
 #include "suite/engine/daemon_target.h"
 #include "suite/engine/evidence.h"
 #include "suite/engine/profile.h"
@@ -82,7 +85,6 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
   if (args.target == "daemon") {
     engine::DaemonTargetOptions o;
     o.quirks = args.quirks;
-    o.roceconf_binary = args.roceconf_binary;
     target::Quirks check;
     for (const auto& q : args.quirks)
       if (auto ok = check.enable(q); !ok) return std::unexpected(ok.error());
@@ -194,51 +196,36 @@ int list_cases(const std::vector<const engine::CaseDef*>& cases, const std::stri
   return kExitOk;
 }
 
-// --cases without the Python module loaded: re-executes this command line as
-// `python3 -m roceconf run ...` with the module found next to this binary (build tree) or under
-// its install prefix. Returns only on failure.
-int run_python_cases() {
-#ifndef ROCECONF_PYTHON_INTERPRETER
-#define ROCECONF_PYTHON_INTERPRETER "/usr/bin/python3"
-#endif
-#ifndef ROCECONF_PYTHON_INSTALL_DIR
-#define ROCECONF_PYTHON_INSTALL_DIR "lib/python3/dist-packages"
-#endif
+// --cases: loads the Python cases into this process (bindings/embed.h) from the package next to
+// this binary (build tree) or under its install prefix, and runs them beside the catalogue.
+int run_python_cases(const RunArgs& args) {
+#ifdef ROCECONF_WITH_PYTHON
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  std::string module_dir;
+  std::string package_dir;
   for (const fs::path& dir : {self.parent_path() / "python",
                               self.parent_path().parent_path() / ROCECONF_PYTHON_INSTALL_DIR})
     if (fs::exists(dir / "roceconf" / "__init__.py", ec)) {
-      module_dir = dir.string();
+      package_dir = dir.string();
       break;
     }
-  if (module_dir.empty())
+  if (package_dir.empty())
     return setup_error(fmt::format(
         "--cases needs the Python module, which is not built next to {} (install python3-dev "
         "and pybind11-dev with scripts/setup.sh, then rebuild)",
         self.string()));
-  const char* python = ROCECONF_PYTHON_INTERPRETER;
-  if (access(python, X_OK) != 0)
-    return setup_error(
-        fmt::format("--cases needs {} (the interpreter the module was built for)", python));
-  // This process's arguments after the program name ("run", "--cases", ...).
-  auto read = process_arguments();
-  if (!read) return setup_error(read.error());
-  const std::vector<std::string>& words = *read;
-  std::vector<std::string> argv = {python, "-m", "roceconf"};
-  argv.insert(argv.end(), words.begin() + (words.empty() ? 0 : 1), words.end());
-  std::string path = module_dir;
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += ":" + std::string(old);
-  setenv("PYTHONPATH", path.c_str(), 1);
-  setenv("ROCECONF_CLI", self.c_str(), 1);
-  std::vector<char*> raw;
-  for (auto& a : argv) raw.push_back(a.data());
-  raw.push_back(nullptr);
+  auto loaded = python::EmbeddedCases::load(package_dir, args.cases);
+  if (!loaded) return setup_error(loaded.error());
   std::fflush(stdout);
-  execv(python, raw.data());
-  return setup_error(fmt::format("cannot run {}: {}", python, std::strerror(errno)));
+  return (*loaded)->run(
+      [&args](const std::vector<engine::CaseDef>& cases) { return run_run(args, &cases); });
+#else
+  (void)args;
+  return setup_error(
+      "--cases needs the Python module, which this roceconf was built without (install "
+      "python3-dev, libpython3-dev and pybind11-dev with scripts/setup.sh, then rebuild)");
+#endif
 }
 
 // This process's arguments, program name first, as the kernel has them.
@@ -404,7 +391,7 @@ int run_run(const RunArgs& args) {
 
 int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   if (auto misplaced = misplaced_raw_option(args)) return setup_error(*misplaced);
-  if (!extra && !args.cases.empty()) return run_python_cases();
+  if (!extra && !args.cases.empty()) return run_python_cases(args);
   engine::Catalogue catalogue = cases::builtin_catalogue();
   if (extra) {
     for (const auto& def : *extra) {
@@ -643,8 +630,7 @@ int check_scripts(const std::vector<std::string>& files) {
   return kExitOk;
 }
 
-void add_run_options(CLI::App& app, std::function<int()>& run,
-                     const std::vector<engine::CaseDef>* extra) {
+void add_run_options(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand(
       "run", "Run the conformance catalogue against a target and write the reports");
@@ -703,43 +689,20 @@ void add_run_options(CLI::App& app, std::function<int()>& run,
                       "'OK: N scripts', or the first error as file:line: message (exit 2); "
                       "sends nothing")
           ->expected(0, CLI::detail::expected_max_vector_size);
-  cmd->callback([args, &run, extra, check, check_files] {
+  cmd->callback([args, &run, check, check_files] {
     if (check->count() > 0) {
       std::erase(*check_files, "");  // CLI11's value for a bare --check
       run = [check_files] { return check_scripts(*check_files); };
       return;
     }
-    if (const char* cli = std::getenv("ROCECONF_CLI"); cli && *cli && extra)
-      args->roceconf_binary = cli;
-    run = [args, extra] { return run_run(*args, extra); };
+    run = [args] { return run_run(*args); };
   });
 }
 
 }  // namespace
 
 void add_run_command(CLI::App& app, std::function<int()>& run) {
-  add_run_options(app, run, nullptr);
-}
-
-int run_command_line(const std::vector<std::string>& args,
-                     const std::vector<engine::CaseDef>* extra) {
-  CLI::App app("RoCE conformance suite and packet dissector", "roceconf");
-  app.require_subcommand(1);
-  std::function<int()> run;
-  add_run_options(app, run, extra);
-  std::vector<std::string> reversed = {"run"};  // CLI11 takes them last first
-  reversed.insert(reversed.end(), args.begin(), args.end());
-  std::reverse(reversed.begin(), reversed.end());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    fmt::print(stderr, "roceconf: error: {} (see 'roceconf run --help')\n", message);
-    return kExitUsage;
-  }
-  return run ? run() : kExitUsage;
+  add_run_options(app, run);
 }
 
 }  // namespace roceconf::cli

@@ -41,10 +41,8 @@ struct RunArgs {
   double silence_rtts = 4;
   std::uint64_t seed = 1;
   bool quiet = false;
-  // Python case files or directories (--cases): run beside the catalogue by the Python module.
+  // Python case files or directories (--cases): run beside the catalogue, in this process.
   std::vector<std::string> cases;
-  // The roceconf executable the daemon target starts; empty: this process's own.
-  std::string roceconf_binary;
 };
 
 // The exit status is the certificate's (reports/verdict.h): 0 when no case is blocking and the
@@ -53,15 +51,9 @@ struct RunArgs {
 // profile, bad waivers file, no privilege, unreachable target, a raw-target option without
 // --target raw).
 int run_run(const RunArgs& args);
-// Same, with `extra` cases (the Python module's) added to the built-in catalogue. Without extra
-// cases, --cases re-executes the Python interpreter on the module (`python3 -m roceconf run`),
-// so this binary never links Python.
+// Same, with `extra` cases added to the built-in catalogue. Without extra cases, --cases loads
+// the Python cases into this process (bindings/embed.h) and runs them as the extra cases.
 int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra);
-
-// `roceconf run` from its arguments (those after "run"), as the command line parses them; usage
-// errors print one line and return 2. The Python module's entry point.
-int run_command_line(const std::vector<std::string>& args,
-                     const std::vector<engine::CaseDef>* extra);
 
 void add_run_command(CLI::App& app, std::function<int()>& run);
 

@@ -1,11 +1,10 @@
-// Running Python cases: one against a target (the pytest plugin), or beside the catalogue
-// through the same `roceconf run` implementation as the command line, into the same reports.
+// Running a Python case against a target (the pytest plugin and roceconf.run_case). Beside the
+// catalogue, Python cases run inside the command line (embed.h).
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "engine.h"
 #include "reports/json_writer.h"
-#include "cli/run_command.h"
 #include "suite/engine/runner.h"
 #include "targets.h"
 
@@ -72,24 +71,6 @@ void register_run(py::module_& m) {
       py::arg("target"), py::arg("case"), py::arg("seed") = 1, py::arg("expect_floor_ms") = 200.0,
       py::arg("silence_floor_ms") = 20.0, py::arg("calibrate") = true,
       "Runs one case against a target; the result as a dict (verdict, reason, diffs, events).");
-  m.def(
-      "run_command_line",
-      [](const std::vector<std::string>& args, const py::list& cases) {
-        std::vector<engine::CaseDef> extra;
-        for (const auto& c : cases) extra.push_back(make_python_case(c));
-        int status;
-        {
-          py::gil_scoped_release release;
-          status = cli::run_command_line(args, &extra);
-        }
-        {
-          // The cases' Python references go while the GIL is held.
-          extra.clear();
-        }
-        return status;
-      },
-      py::arg("args"), py::arg("cases"),
-      "`roceconf run ARGS...` with these cases beside the catalogue; the exit status.");
 }
 
 }  // namespace roceconf::python

@@ -1,6 +1,6 @@
-"""`python3 -m roceconf run [--cases FILE.py|DIR ...] [roceconf run options]`: the command
-line's run with Python cases beside the built-in catalogue, into the same reports. `roceconf
-run --cases ...` re-executes this."""
+"""`python3 -m roceconf run [--cases FILE.py|DIR ...] [roceconf run options]`: the same as
+`roceconf run ...`, which it becomes (the command line loads the Python cases into its own
+process)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,8 @@ import shutil
 import sys
 from typing import List, Optional
 
-from . import _roceconf as _core
-from .case import load_cases
-from .errors import Error
 
 USAGE = "usage: python3 -m roceconf run [--cases FILE.py|DIR ...] [roceconf run options]"
-
-
-def _case_paths(args: List[str]) -> List[str]:
-    paths = []
-    for i, a in enumerate(args):
-        if a == "--cases" and i + 1 < len(args):
-            paths.append(args[i + 1])
-        elif a.startswith("--cases="):
-            paths.append(a.split("=", 1)[1])
-    return paths
 
 
 def roceconf_binary() -> str:
@@ -40,15 +27,18 @@ def roceconf_binary() -> str:
 
 
 def run(args: List[str]) -> int:
-    """`roceconf run ARGS` with the cases of every --cases path; the exit status."""
-    try:
-        cases = load_cases(_case_paths(args)) if _case_paths(args) else []
-    except Error as e:
-        print(f"roceconf: error: {e}", file=sys.stderr)
+    """Replaces this process with `roceconf run ARGS`; returns only when that cannot start."""
+    binary = roceconf_binary()
+    if not binary:
+        print("roceconf: error: python3 -m roceconf run needs the roceconf executable (build it, "
+              "put it on PATH, or set ROCECONF_CLI)", file=sys.stderr)
         return 2
-    os.environ.setdefault("ROCECONF_CLI", roceconf_binary())
     sys.stdout.flush()
-    return _core.run_command_line(args, cases)
+    try:
+        os.execv(binary, [binary, "run", *args])
+    except OSError as e:
+        print(f"roceconf: error: cannot run {binary}: {e.strerror}", file=sys.stderr)
+    return 2
 
 
 def main(argv: Optional[List[str]] = None) -> int:
