@@ -49,7 +49,7 @@ void encode_into(std::vector<std::uint8_t>& out, const Packet& p, const EncodeOp
     const std::uint16_t inner =
         v1 ? ethertype::kRoceV1 : (v2_ipv6 ? ethertype::kIpv6 : ethertype::kIpv4);
     // Types follow the framing unless the caller gave them and asked to keep them.
-    const bool fill_types = o.fill_lengths || !p.eth;
+    const bool fill_types = (o.fill_lengths && o.fill_types) || !p.eth;
     if (fill_types) eth.type = p.vlans.empty() ? inner : p.vlans.front().tpid;
     put(out, eth);
     for (std::size_t i = 0; i < p.vlans.size(); ++i) {

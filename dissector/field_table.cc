@@ -122,7 +122,8 @@ bool vlan_set(Packet& p, std::uint64_t v) {
   return true;
 }
 template <auto M>
-FieldDef vlan(std::string_view name, std::string_view label, std::uint8_t bits, bool hex = false) {
+FieldDef vlan(std::string_view name, std::string_view label, std::uint8_t bits, bool hex = false,
+              bool computed = false) {
   FieldDef f;
   f.layer = "vlan";
   f.name = name;
@@ -130,6 +131,7 @@ FieldDef vlan(std::string_view name, std::string_view label, std::uint8_t bits, 
   f.type = type_of_bits(bits);
   f.bits = bits;
   f.hex = hex;
+  f.computed = computed;
   f.get = &vlan_get<M>;
   f.set = &vlan_set<M>;
   return f;
@@ -204,11 +206,11 @@ std::vector<FieldDef> header_fields() {
   std::vector<FieldDef> t = {
       addr<&P::eth, &Ethernet::dst>("eth", "dst", "Destination MAC", FieldType::kMac),
       addr<&P::eth, &Ethernet::src>("eth", "src", "Source MAC", FieldType::kMac),
-      num<&P::eth, &Ethernet::type>("eth", "type", "EtherType", 16, true),
+      num<&P::eth, &Ethernet::type>("eth", "type", "EtherType", 16, true, {}, true),
       vlan<&Vlan::pcp>("prio", "Priority Code Point", 3),
       vlan<&Vlan::dei>("dei", "Drop Eligible Indicator", 1),
       vlan<&Vlan::vid>("vlan", "VLAN ID", 12),
-      vlan<&Vlan::type>("type", "EtherType", 16, true),
+      vlan<&Vlan::type>("type", "EtherType", 16, true, true),
       num<&P::ipv4, &Ipv4::version>("ipv4", "version", "IP Version", 4),
       num<&P::ipv4, &Ipv4::ihl>("ipv4", "ihl", "Header Length (32-bit words)", 4),
       num<&P::ipv4, &Ipv4::dscp>("ipv4", "dscp", "DSCP", 6, false, "dscp"),
@@ -275,7 +277,7 @@ std::vector<FieldDef> header_fields() {
       num<&P::feth, &Feth::plt>("feth", "plt", "Placement Type", 4),
       num<&P::reth, &Reth::va>("reth", "va", "Virtual Address", 64, true, "va"),
       num<&P::reth, &Reth::rkey>("reth", "rkey", "Remote Key", 32, true, "rkey"),
-      num<&P::reth, &Reth::dmalen>("reth", "dmalen", "DMA Length", 32, false, "dmalen"),
+      num<&P::reth, &Reth::dmalen>("reth", "dmalen", "DMA Length", 32, false, "dmalen", true),
       num<&P::atomiceth, &AtomicEth::va>("atomiceth", "va", "Virtual Address", 64, true, "va"),
       num<&P::atomiceth, &AtomicEth::rkey>("atomiceth", "rkey", "Remote Key", 32, true, "rkey"),
       num<&P::atomiceth, &AtomicEth::swap_add>("atomiceth", "swap_add", "Swap or Add Data", 64,

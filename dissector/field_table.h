@@ -43,7 +43,8 @@ struct FieldDef {
   FieldType type = FieldType::kUnsigned;
   std::uint8_t bits = 0;  // width on the wire; 0 for derived values and byte strings
   bool hex = false;       // shown in hexadecimal (identifiers, keys, PSNs, checksums)
-  bool computed = false;  // encode() fills it in unless the packet keeps it as given
+  // Filled in when a packet is built (encode(), EncodeOptions) unless the case gives it.
+  bool computed = false;
   // Short case keys, space-separated ("swap add"); empty for none. Alternative layers may share
   // one ("va" is reth.va or atomiceth.va, whichever the packet has).
   std::string_view aliases;

@@ -106,6 +106,7 @@ void decode_into(Packet& out, Bytes frame, LinkType link, const DecodeOptions& o
 struct EncodeOptions {
   LinkType link = LinkType::kEthernet;  // kRaw: RoCEv2 without the Ethernet header
   bool fill_lengths = true;   // IP total/payload length, UDP length, GRH PayLen, LRH PktLen
+  bool fill_types = true;     // Ethernet and VLAN EtherTypes (also kept when lengths are)
   bool fill_checksum = true;  // IPv4 header checksum
   bool fill_pad = true;       // BTH pad count from the payload length
   bool fill_icrc = true;      // ICRC (and VCRC); otherwise packet.icrc/vcrc values are used

@@ -183,8 +183,6 @@ struct ClassDecl {
   std::function<std::size_t(const Packet&)> count;
   std::function<void(Packet&)> add;
   std::vector<Own> own = {};
-  // encode() fills these when not given, though the table does not mark them computed.
-  std::vector<std::string> computed = {};
   // Table layers without a class of their own shown on this one (BTH shows payload and icrc):
   // a `value` by the layer's name (BTH.icrc), other fields prefixed (BTH.icrc_ok).
   std::vector<std::pair<std::string, void (*)(Packet&)>> guests = {};  // layer, makes it present
@@ -251,7 +249,7 @@ AliasSpec ip_flags() {  // Scapy's bits: MF 1, DF 2, evil (reserved) 4; names ac
 
 std::vector<ClassDecl> header_classes() {
   std::vector<ClassDecl> d;
-  d.push_back({"Ether", "Ethernet II header.", "eth", OPTIONAL_LAYER(eth), {}, {"type"}});
+  d.push_back({"Ether", "Ethernet II header.", "eth", OPTIONAL_LAYER(eth)});
   {
     const std::string L = "Dot1Q";
     d.push_back({L,
@@ -259,8 +257,7 @@ std::vector<ClassDecl> header_classes() {
                  "vlan",
                  [](const Packet& p) { return p.vlans.size(); },
                  [](Packet& p) { p.vlans.emplace_back(); },
-                 {{"type", F("tpid", 0, p.vlans[i].tpid)}},
-                 {"type"}});
+                 {{"type", F("tpid", 0, p.vlans[i].tpid)}}});
     d.back().to_front = [](Packet& p, std::size_t i) { std::swap(p.vlans[0], p.vlans[i]); };
   }
   {
@@ -270,7 +267,6 @@ std::vector<ClassDecl> header_classes() {
                  "lrh",
                  OPTIONAL_LAYER(lrh),
                  {{"sl", F("resv2", 2, p.lrh->resv2)}, {"dlid", F("resv5", 5, p.lrh->resv5)}},
-                 {},
                  {{"vcrc", [](Packet& p) {
                      if (!p.vcrc) p.vcrc.emplace();
                    }}}});
@@ -294,7 +290,6 @@ std::vector<ClassDecl> header_classes() {
                "(computed when not given).",
                "bth",
                OPTIONAL_LAYER(bth),
-               {},
                {},
                {{"payload", nullptr}, {"icrc", [](Packet& p) {
                                          if (!p.icrc) p.icrc.emplace();
@@ -323,12 +318,8 @@ std::vector<ClassDecl> header_classes() {
                  OPTIONAL_LAYER(xrceth),
                  {{"", F("resv", 0, p.xrceth->resv)}}});
   }
-  d.push_back({"RETH",
-               "RDMA ETH; dmalen is the payload length on ONLY writes when not given.",
-               "reth",
-               OPTIONAL_LAYER(reth),
-               {},
-               {"dmalen"}});
+  d.push_back({"RETH", "RDMA ETH; dmalen is the payload length on ONLY writes when not given.",
+               "reth", OPTIONAL_LAYER(reth)});
   d.push_back({"AtomicETH", "Atomic ETH (COMPARE_SWAP, FETCH_ADD).", "atomiceth",
                OPTIONAL_LAYER(atomiceth)});
   d.push_back({"AETH", "ACK ETH: syndrome (ACK, RNR NAK, NAK with its code) and MSN.", "aeth",
@@ -392,8 +383,6 @@ LayerSpec make_spec(const ClassDecl& c, const std::vector<ClassDecl>& all) {
   for (const FieldDef& f : layer_fields(c.layer)) table_names.insert(attr_name(f.name));
   for (const FieldDef* f : fields_of(c, all)) {
     s.fields.push_back(table_field(c.cls, *f, attr_name(f->name), nullptr, c.to_front));
-    if (std::ranges::find(c.computed, s.fields.back().name) != c.computed.end())
-      s.fields.back().computed = true;
   }
   // Own fields, unless the table has one of the name (then its declaration wins).
   for (const Own& o : c.own) {

@@ -110,6 +110,10 @@ void keep_as_given(const FieldDef& f, EncodeOptions& eo) {
     eo.fill_checksum = false;
   else if (f.layer == "icrc" || f.layer == "vcrc")
     eo.fill_icrc = false;
+  else if (f.name == "type")
+    eo.fill_types = false;
+  else if (f.name == "dmalen")
+    eo.fill_dmalen = false;
   else
     eo.fill_lengths = false;
 }
