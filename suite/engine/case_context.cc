@@ -209,6 +209,7 @@ void CaseContext::note(std::string text) {
 }
 
 void CaseContext::close_all() {
+  std::vector<Connection*> closing;  // DREQ sent
   for (auto& [name, c] : connections_) {
     try {
       if (const auto it = passive_.find(name); it != passive_.end()) {
@@ -218,6 +219,7 @@ void CaseContext::close_all() {
         if (c->state == ConnState::kDreqSent || c->state == ConnState::kClosed || p->rej_sent) {
         } else if (p->rep_sent) {
           cm_.cm_send(*c, "DREQ", {});
+          closing.push_back(c.get());
         } else if (p->req_seen || p->target_comm_id) {
           if (!p->req_seen) c->remote_comm_id = *p->target_comm_id;
           cm_.cm_send(*c, "REJ", {{"reason", "28"}});
@@ -225,11 +227,13 @@ void CaseContext::close_all() {
       } else if (!c->via_control &&
                  (c->state == ConnState::kEstablished || c->state == ConnState::kRepReceived)) {
         cm_.cm_send(*c, "DREQ", {});
+        closing.push_back(c.get());
       }
     } catch (const CaseStop&) {
     }
   }
   try {
+    await_dreps(std::move(closing));
     wait(timing_.silence_floor / 4);
   } catch (const CaseStop&) {
   }
@@ -240,6 +244,20 @@ void CaseContext::close_all() {
     }
   }
   demux_.clear();
+}
+
+// A target slow to tear connections down (many at once, an emulated host) would otherwise still
+// be answering these DREQs, and be busy, when the next case sends its first REQ. Waits while
+// DREPs keep coming, each within an expect window of the last frame; grades nothing.
+void CaseContext::await_dreps(std::vector<Connection*> closing) {
+  const TimeNs window = timing_.expect_window();
+  while (!closing.empty()) {
+    const auto r = demux_.next_for(nullptr, add_saturating(now(), window));
+    if (!r) return;  // a whole window without a frame: nothing more is coming
+    const auto& mad = r->packet.mad;
+    if (mad && mad->cm && std::holds_alternative<CmDrep>(*mad->cm))
+      std::erase(closing, demux_.owner_of(r->packet));
+  }
 }
 
 }  // namespace roceconf::engine

@@ -145,6 +145,8 @@ class CaseContext {
   std::map<std::string, std::uint64_t> counter_base;
 
  private:
+  // Reads the DREPs of `closing` while they keep coming (close_all).
+  void await_dreps(std::vector<Connection*> closing);
   std::uint32_t new_qpn();
 
   // Declared in the order they are built: each unit takes the ones above it.
