@@ -499,7 +499,8 @@ json encode(const Quirks&) {
 json encode(const CmConnect& r) {
   json out = request(CmConnect::kOp);
   out["qp_num"] = r.qp_num;
-  put(out, "service_id", r.service_id);
+  // Service IDs are read in hex (0x0106...); the API takes numbers as "0x.." text.
+  if (r.service_id) out["service_id"] = fmt::format("{:#x}", *r.service_id);
   put(out, "port", r.port);
   out["dgid"] = r.dgid;
   out["dmac"] = r.dmac;

@@ -141,6 +141,9 @@ TEST(Codec, RequestsCarryTheApiForms) {
             (json{{"op", "modify_qp"}, {"qp_num", 7}, {"attr", {{"qp_state", "ERR"}}}}));
   EXPECT_EQ(encode(PollCq{2, std::nullopt}), (json{{"op", "poll_cq"}, {"cq", 2}}))
       << "an optional field left empty is not sent";
+  CmConnect cm;
+  cm.service_id = 0x10612ac;
+  EXPECT_EQ(encode(cm).at("service_id"), "0x10612ac") << "a Service ID is written in hex";
 }
 
 TEST(Codec, OpKeysFollowTheOpNames) {
