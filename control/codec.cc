@@ -1,3 +1,4 @@
+// Over 600 lines: a writer and a reader for every message of the API, kept side by side.
 #include "control/codec.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "control/fields.h"
+#include "control/ops.h"
 
 namespace roceconf::control {
 
@@ -146,6 +148,29 @@ WorkCompletion read_wc(const Fields& f) {
   wc.dlid_path_bits = maybe<std::uint8_t>(f, "dlid_path_bits").value_or(0);
   wc.wc_flags = names(f, "wc_flags");
   return wc;
+}
+
+// cm_connect as a request reader sees it (the engine's accept sets its fields by name).
+CmConnect read_cm_connect(const Fields& f) {
+  f.only(keys::kCmConnect);
+  CmConnect r;
+  r.qp_num = f.u32("qp_num");
+  r.service_id = maybe<std::uint64_t>(f, "service_id");
+  r.port = maybe<std::uint16_t>(f, "port");
+  r.dgid = f.text("dgid");
+  r.dmac = f.text("dmac");
+  r.path_mtu = maybe<std::uint32_t>(f, "path_mtu");
+  r.starting_psn = maybe<std::uint32_t>(f, "starting_psn");
+  r.pkey = maybe<std::uint16_t>(f, "pkey");
+  r.responder_resources = maybe<std::uint8_t>(f, "responder_resources");
+  r.initiator_depth = maybe<std::uint8_t>(f, "initiator_depth");
+  r.retry_count = maybe<std::uint8_t>(f, "retry_count");
+  r.rnr_retry_count = maybe<std::uint8_t>(f, "rnr_retry_count");
+  if (f.has("private_data")) r.private_data = f.hex("private_data");
+  r.cm_response_timeout = maybe<std::uint8_t>(f, "cm_response_timeout");
+  r.max_cm_retries = maybe<std::uint8_t>(f, "max_cm_retries");
+  r.packet_lifetime = maybe<std::uint8_t>(f, "packet_lifetime");
+  return r;
 }
 
 // Each reply type's reader.
@@ -474,7 +499,8 @@ json encode(const Quirks&) {
 json encode(const CmConnect& r) {
   json out = request(CmConnect::kOp);
   out["qp_num"] = r.qp_num;
-  put(out, "service_id", r.service_id);
+  // Service IDs are read in hex (0x0106...); the API takes numbers as "0x.." text.
+  if (r.service_id) out["service_id"] = fmt::format("{:#x}", *r.service_id);
   put(out, "port", r.port);
   out["dgid"] = r.dgid;
   out["dmac"] = r.dmac;
@@ -536,21 +562,63 @@ template std::expected<QuirksReply, std::string> decode(const json&, std::string
 template std::expected<CmConnectReply, std::string> decode(const json&, std::string_view);
 template std::expected<CmStatusReply, std::string> decode(const json&, std::string_view);
 
+namespace {
+template <typename T, typename Read>
+std::expected<T, std::string> read_as(const json& v, std::string_view where, Read read) {
+  try {
+    return read(Fields(v, std::string(where)));
+  } catch (const RequestError& e) {
+    return std::unexpected(e.message);
+  } catch (const json::exception& e) {
+    return std::unexpected(fmt::format("{}: {}", where, e.what()));
+  }
+}
+}  // namespace
+
+std::expected<QpAttr, std::string> decode_qp_attr(const json& attr, std::string_view where) {
+  return read_as<QpAttr>(attr, where, [](const Fields& f) {
+    f.only(keys::kQpAttr);
+    return read_attr(f);
+  });
+}
+
+std::expected<CmConnect, std::string> decode_cm_connect(const json& request) {
+  json fields = request;
+  if (fields.is_object()) fields.erase("op");
+  return read_as<CmConnect>(fields, CmConnect::kOp, read_cm_connect);
+}
+
+json encode(const WorkCompletion& wc) {
+  return {{"wr_id", wc.wr_id},
+          {"status", wc.status},
+          {"opcode", wc.opcode},
+          {"vendor_err", wc.vendor_err},
+          {"byte_len", wc.byte_len},
+          {"imm_data", wc.imm_data},
+          {"qp_num", wc.qp_num},
+          {"src_qp", wc.src_qp},
+          {"pkey_index", wc.pkey_index},
+          {"slid", wc.slid},
+          {"sl", wc.sl},
+          {"dlid_path_bits", wc.dlid_path_bits},
+          {"wc_flags", wc.wc_flags}};
+}
+
+json encode(const CmStatusReply& r) {
+  json out = {{"state", r.state}};
+  put(out, "reason", r.reason);
+  put(out, "comm_id", r.comm_id);
+  put(out, "cm_state", r.cm_state);
+  put(out, "remote_qpn", r.remote_qpn);
+  return out;
+}
+
 std::string describe(const WorkCompletion& wc) {
-  const json out = {{"wr_id", wc.wr_id},
-                    {"status", wc.status},
-                    {"opcode", wc.opcode},
-                    {"vendor_err", wc.vendor_err},
-                    {"byte_len", wc.byte_len},
-                    {"imm_data", wc.imm_data},
-                    {"qp_num", wc.qp_num},
-                    {"src_qp", wc.src_qp},
-                    {"pkey_index", wc.pkey_index},
-                    {"slid", wc.slid},
-                    {"sl", wc.sl},
-                    {"dlid_path_bits", wc.dlid_path_bits},
-                    {"wc_flags", wc.wc_flags}};
-  return out.dump();
+  return encode(wc).dump();
+}
+
+std::string describe(const QpAttr& attr) {
+  return encode(attr).dump();
 }
 
 std::string describe(const AsyncEvent& event) {

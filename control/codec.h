@@ -45,15 +45,27 @@ nlohmann::json encode(const AddressVector&);
 nlohmann::json encode(const QpCap&);
 nlohmann::json encode(const SendWr&);
 nlohmann::json encode(const RecvWr&);
+// Responses' structures, as a server writes them (describe, field_text.h).
+nlohmann::json encode(const WorkCompletion&);
+nlohmann::json encode(const CmStatusReply&);
 
 // Reads a response object (ok = true) as `Reply`; the error names the field that is missing or
 // malformed ("poll_cq.wc[0].status: 'status' is missing").
 template <typename Reply>
 std::expected<Reply, std::string> decode(const nlohmann::json& response, std::string_view op);
 
+// The request structures read back (field_text.h sets their fields by name): modify_qp's
+// attributes ("where" prefixes errors: "modify_qp.attr") and a cm_connect request (its "op", if
+// any, is not a field).
+std::expected<QpAttr, std::string> decode_qp_attr(const nlohmann::json& attr,
+                                                  std::string_view where);
+std::expected<CmConnect, std::string> decode_cm_connect(const nlohmann::json& request);
+
 // One line about a completion or an event, for verdicts and notes:
 // "wr_id=1 status=SUCCESS opcode=SEND byte_len=0 qp_num=0x11".
 std::string describe(const WorkCompletion& wc);
 std::string describe(const AsyncEvent& event);
+// modify_qp's attributes as sent: {"qp_state":"RTS","sq_psn":0}.
+std::string describe(const QpAttr& attr);
 
 }  // namespace roceconf::control

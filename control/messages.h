@@ -2,7 +2,8 @@
 // naming its response type (Reply), and the verbs structures they carry. Enums and flags keep
 // their API names ("RTS", "SIGNALED"); bytes are bytes (hex only on the wire). A field the API
 // marks optional is a std::optional here: left empty, it is not sent and the server's default
-// holds. codec.h turns them into JSON and back; client.h sends them.
+// holds. Every member has a default ({}), so a request is written with designated initializers
+// naming only what it sets. codec.h turns them into JSON and back; client.h sends them.
 #pragma once
 
 #include <cstdint>
@@ -25,74 +26,75 @@ struct Sge {
 };
 
 struct QpCap {
-  std::optional<std::uint32_t> max_send_wr, max_recv_wr, max_send_sge, max_recv_sge,
-      max_inline_data;
+  std::optional<std::uint32_t> max_send_wr{}, max_recv_wr{}, max_send_sge{}, max_recv_sge{},
+      max_inline_data{};
 };
 
 // ibv_ah_attr as the API gives it: dgid "192.0.2.1" (::ffff:192.0.2.1) or any IPv6 text.
 struct AddressVector {
-  std::string dgid;
-  std::string dmac;  // "aa:bb:cc:dd:ee:ff"
-  std::optional<std::uint32_t> flow_label;
-  std::optional<std::uint8_t> sgid_index, hop_limit, traffic_class, sl, port_num, static_rate;
-  std::optional<std::uint16_t> udp_sport;
+  std::string dgid{};
+  std::string dmac{};  // "aa:bb:cc:dd:ee:ff"
+  std::optional<std::uint32_t> flow_label{};
+  std::optional<std::uint8_t> sgid_index{}, hop_limit{}, traffic_class{}, sl{}, port_num{},
+      static_rate{};
+  std::optional<std::uint16_t> udp_sport{};
 };
 
 // ibv_qp_attr: in modify_qp the fields given make the attribute mask; query_qp gives them all.
 struct QpAttr {
-  std::optional<std::string> qp_state, cur_qp_state;  // "RESET", "INIT", "RTR", "RTS", ...
-  std::optional<bool> en_sqd_async_notify;
-  std::optional<std::vector<std::string>> qp_access_flags;  // "REMOTE_WRITE", ...
-  std::optional<std::uint16_t> pkey_index, alt_pkey_index;
-  std::optional<std::uint8_t> port_num, alt_port_num;
-  std::optional<std::uint32_t> qkey;
-  std::optional<AddressVector> ah_attr, alt_ah_attr;
-  std::optional<std::uint32_t> path_mtu;  // bytes (or the ibv_mtu value 1-5 in a request)
-  std::optional<std::uint8_t> timeout, alt_timeout, retry_cnt, rnr_retry, min_rnr_timer;
-  std::optional<std::uint32_t> rq_psn, sq_psn, dest_qp_num;
-  std::optional<std::uint8_t> max_rd_atomic, max_dest_rd_atomic;
-  std::optional<std::string> path_mig_state;  // "MIGRATED", "REARM", "ARMED"
-  std::optional<QpCap> cap;
-  std::optional<bool> sq_draining;  // query_qp only
+  std::optional<std::string> qp_state{}, cur_qp_state{};  // "RESET", "INIT", "RTR", "RTS", ...
+  std::optional<bool> en_sqd_async_notify{};
+  std::optional<std::vector<std::string>> qp_access_flags{};  // "REMOTE_WRITE", ...
+  std::optional<std::uint16_t> pkey_index{}, alt_pkey_index{};
+  std::optional<std::uint8_t> port_num{}, alt_port_num{};
+  std::optional<std::uint32_t> qkey{};
+  std::optional<AddressVector> ah_attr{}, alt_ah_attr{};
+  std::optional<std::uint32_t> path_mtu{};  // bytes (or the ibv_mtu value 1-5 in a request)
+  std::optional<std::uint8_t> timeout{}, alt_timeout{}, retry_cnt{}, rnr_retry{}, min_rnr_timer{};
+  std::optional<std::uint32_t> rq_psn{}, sq_psn{}, dest_qp_num{};
+  std::optional<std::uint8_t> max_rd_atomic{}, max_dest_rd_atomic{};
+  std::optional<std::string> path_mig_state{};  // "MIGRATED", "REARM", "ARMED"
+  std::optional<QpCap> cap{};
+  std::optional<bool> sq_draining{};  // query_qp only
 };
 
 struct SendWr {
   std::uint64_t wr_id = 0;
-  std::string opcode = "SEND";          // SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_READ, ...
-  std::vector<std::string> send_flags;  // FENCE, SIGNALED, SOLICITED, INLINE
-  std::vector<Sge> sg_list;
-  std::optional<std::vector<std::uint8_t>> inline_data;  // needs the INLINE flag
-  std::optional<std::uint32_t> imm_data, invalidate_rkey;
+  std::string opcode = "SEND";            // SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_READ, ...
+  std::vector<std::string> send_flags{};  // FENCE, SIGNALED, SOLICITED, INLINE
+  std::vector<Sge> sg_list{};
+  std::optional<std::vector<std::uint8_t>> inline_data{};  // needs the INLINE flag
+  std::optional<std::uint32_t> imm_data{}, invalidate_rkey{};
   struct Rdma {
     std::uint64_t remote_addr = 0;
     std::uint32_t rkey = 0;
   };
-  std::optional<Rdma> rdma;
+  std::optional<Rdma> rdma{};
   struct Atomic {
     std::uint64_t remote_addr = 0;
     std::uint64_t compare_add = 0;
     std::uint64_t swap = 0;
     std::uint32_t rkey = 0;
   };
-  std::optional<Atomic> atomic;
+  std::optional<Atomic> atomic{};
   struct Ud {
-    AddressVector ah;
+    AddressVector ah{};
     std::uint32_t remote_qpn = 0;
     std::uint32_t remote_qkey = 0;
   };
-  std::optional<Ud> ud;
+  std::optional<Ud> ud{};
 };
 
 struct RecvWr {
   std::uint64_t wr_id = 0;
-  std::vector<Sge> sg_list;
+  std::vector<Sge> sg_list{};
 };
 
 // ibv_wc; status and opcode by name ("SUCCESS", "RECV").
 struct WorkCompletion {
   std::uint64_t wr_id = 0;
-  std::string status;
-  std::string opcode;
+  std::string status{};
+  std::string opcode{};
   std::uint32_t vendor_err = 0;
   std::uint32_t byte_len = 0;
   std::uint32_t imm_data = 0;
@@ -102,12 +104,12 @@ struct WorkCompletion {
   std::uint32_t slid = 0;
   std::uint8_t sl = 0;
   std::uint8_t dlid_path_bits = 0;
-  std::vector<std::string> wc_flags;  // GRH, WITH_IMM, IP_CSUM_OK, WITH_INV
+  std::vector<std::string> wc_flags{};  // GRH, WITH_IMM, IP_CSUM_OK, WITH_INV
 };
 
 struct AsyncEvent {
-  std::string event_type;                // "CQ_ERR", "QP_ACCESS_ERR", ...
-  std::optional<std::uint64_t> element;  // the CQ handle, QP number or port; none for SRQs
+  std::string event_type{};                // "CQ_ERR", "QP_ACCESS_ERR", ...
+  std::optional<std::uint64_t> element{};  // the CQ handle, QP number or port; none for SRQs
 };
 
 // ---- responses -----------------------------------------------------------------------------
@@ -116,30 +118,30 @@ struct Empty {};
 
 struct GidEntry {
   std::uint32_t index = 0;
-  std::string gid;
-  std::string type;  // "RoCEv2", ...
+  std::string gid{};
+  std::string type{};  // "RoCEv2", ...
 };
 struct PortInfo {
   std::uint32_t port_num = 0;
-  std::string mac, ipv4;
+  std::string mac{}, ipv4{};
   std::uint32_t udp_port = 0;
   std::uint32_t max_mtu = 0, active_mtu = 0;  // bytes
-  std::vector<GidEntry> gids;
-  std::vector<std::uint16_t> pkeys;
+  std::vector<GidEntry> gids{};
+  std::vector<std::uint16_t> pkeys{};
 };
 struct HelloReply {
-  std::string target;
+  std::string target{};
   int protocol = 0;
   // Before authentication only the three fields above and `auth` are given.
-  std::vector<std::string> ops;
-  std::vector<std::string> quirks;  // the active ones
-  nlohmann::json device;            // ibv_device_attr subset and, from an agent, its identity
-  std::optional<PortInfo> port;
+  std::vector<std::string> ops{};
+  std::vector<std::string> quirks{};  // the active ones
+  nlohmann::json device{};            // ibv_device_attr subset and, from an agent, its identity
+  std::optional<PortInfo> port{};
   struct Auth {
-    std::string method;  // "hmac-sha256"
-    std::string nonce;
+    std::string method{};  // "hmac-sha256"
+    std::string nonce{};
   };
-  std::optional<Auth> auth;  // the server asks the controller to authenticate
+  std::optional<Auth> auth{};  // the server asks the controller to authenticate
 };
 struct AuthReply {
   bool authenticated = false;
@@ -159,62 +161,62 @@ struct WriteMrReply {
   std::uint64_t length = 0;
 };
 struct ReadMrReply {
-  std::vector<std::uint8_t> data;
+  std::vector<std::uint8_t> data{};
 };
 struct CreateCqReply {
   std::uint32_t cq = 0;
-  std::uint32_t depth = 0;                 // what the target granted
-  std::optional<std::uint32_t> requested;  // an agent whose device rounded the depth up
+  std::uint32_t depth = 0;                   // what the target granted
+  std::optional<std::uint32_t> requested{};  // an agent whose device rounded the depth up
 };
 struct PollCqReply {
-  std::vector<WorkCompletion> wc;
+  std::vector<WorkCompletion> wc{};
 };
 struct CreateQpReply {
   std::uint32_t qp_num = 0;
-  QpCap cap;
+  QpCap cap{};
 };
 struct ModifyQpReply {
-  std::vector<std::string> attr_mask;
+  std::vector<std::string> attr_mask{};
 };
 struct QpInitAttr {
-  std::string qp_type;
-  std::optional<std::uint32_t> pd, send_cq, recv_cq;  // the reference target gives them
-  QpCap cap;
+  std::string qp_type{};
+  std::optional<std::uint32_t> pd{}, send_cq{}, recv_cq{};  // the reference target gives them
+  QpCap cap{};
   bool sq_sig_all = false;
 };
 struct QueryQpReply {
-  QpAttr attr;
-  QpInitAttr init_attr;
+  QpAttr attr{};
+  QpInitAttr init_attr{};
 };
 struct PostReply {
   std::uint64_t posted = 0;
 };
 struct CountersReply {
-  std::map<std::string, std::uint64_t> counters;
+  std::map<std::string, std::uint64_t> counters{};
 };
 struct AsyncEventsReply {
-  std::vector<AsyncEvent> events;
+  std::vector<AsyncEvent> events{};
   std::uint64_t dropped = 0;
 };
 struct QuirkInfo {
-  std::string name, area, description;
+  std::string name{}, area{}, description{};
   bool active = false;
 };
 struct QuirksReply {
-  std::vector<std::string> active;
-  std::vector<QuirkInfo> known;
+  std::vector<std::string> active{};
+  std::vector<QuirkInfo> known{};
 };
 struct CmConnectReply {
-  std::optional<std::uint32_t> comm_id;
+  std::optional<std::uint32_t> comm_id{};
   std::uint64_t service_id = 0;
-  std::optional<std::uint32_t> starting_psn;
+  std::optional<std::uint32_t> starting_psn{};
 };
 struct CmStatusReply {
-  std::string state;  // connecting, established, rejected, timed_out, disconnecting, ...
-  std::optional<std::uint16_t> reason;
-  std::optional<std::uint32_t> comm_id;
-  std::optional<std::string> cm_state;
-  std::optional<std::uint32_t> remote_qpn;
+  std::string state{};  // connecting, established, rejected, timed_out, disconnecting, ...
+  std::optional<std::uint16_t> reason{};
+  std::optional<std::uint32_t> comm_id{};
+  std::optional<std::string> cm_state{};
+  std::optional<std::uint32_t> remote_qpn{};
 };
 
 // ---- requests ------------------------------------------------------------------------------
@@ -226,7 +228,7 @@ struct Hello {
 struct Auth {
   static constexpr std::string_view kOp = "auth";
   using Reply = AuthReply;
-  std::string mac;  // HMAC-SHA256(secret, nonce), hex (auth.h)
+  std::string mac{};  // HMAC-SHA256(secret, nonce), hex (auth.h)
 };
 struct AllocPd {
   static constexpr std::string_view kOp = "alloc_pd";
@@ -242,8 +244,8 @@ struct RegMr {
   using Reply = RegMrReply;
   std::uint32_t pd = 0;
   std::uint64_t length = 0;
-  std::vector<std::string> access;  // LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC
-  std::optional<std::uint64_t> iova;
+  std::vector<std::string> access{};  // LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC
+  std::optional<std::uint64_t> iova{};
 };
 struct DeregMr {
   static constexpr std::string_view kOp = "dereg_mr";
@@ -255,7 +257,7 @@ struct WriteMr {
   using Reply = WriteMrReply;
   std::uint32_t handle = 0;
   std::uint64_t offset = 0;
-  std::vector<std::uint8_t> data;
+  std::vector<std::uint8_t> data{};
 };
 struct ReadMr {
   static constexpr std::string_view kOp = "read_mr";
@@ -284,7 +286,7 @@ struct PollCq {
   static constexpr std::string_view kOp = "poll_cq";
   using Reply = PollCqReply;
   std::uint32_t cq = 0;
-  std::optional<std::uint32_t> max;  // 16 when not given, at most 4096
+  std::optional<std::uint32_t> max{};  // 16 when not given, at most 4096
 };
 struct CreateQp {
   static constexpr std::string_view kOp = "create_qp";
@@ -293,14 +295,14 @@ struct CreateQp {
   std::uint32_t pd = 0;
   std::uint32_t send_cq = 0;
   std::uint32_t recv_cq = 0;
-  std::optional<QpCap> cap;
-  std::optional<bool> sq_sig_all;
+  std::optional<QpCap> cap{};
+  std::optional<bool> sq_sig_all{};
 };
 struct ModifyQp {
   static constexpr std::string_view kOp = "modify_qp";
   using Reply = ModifyQpReply;
   std::uint32_t qp_num = 0;
-  QpAttr attr;
+  QpAttr attr{};
 };
 struct QueryQp {
   static constexpr std::string_view kOp = "query_qp";
@@ -316,18 +318,18 @@ struct PostSend {
   static constexpr std::string_view kOp = "post_send";
   using Reply = PostReply;
   std::uint32_t qp_num = 0;
-  std::vector<SendWr> wrs;  // posted in one call: one doorbell
+  std::vector<SendWr> wrs{};  // posted in one call: one doorbell
 };
 struct PostRecv {
   static constexpr std::string_view kOp = "post_recv";
   using Reply = PostReply;
   std::uint32_t qp_num = 0;
-  std::vector<RecvWr> wrs;
+  std::vector<RecvWr> wrs{};
 };
 struct Counters {
   static constexpr std::string_view kOp = "counters";
   using Reply = CountersReply;
-  std::optional<std::vector<std::string>> names;  // none: every counter
+  std::optional<std::vector<std::string>> names{};  // none: every counter
 };
 struct AsyncEvents {
   static constexpr std::string_view kOp = "async_events";
@@ -341,15 +343,16 @@ struct CmConnect {
   static constexpr std::string_view kOp = "cm_connect";
   using Reply = CmConnectReply;
   std::uint32_t qp_num = 0;
-  std::optional<std::uint64_t> service_id;  // or `port`, not both
-  std::optional<std::uint16_t> port;        // an rdma_cm TCP port
-  std::string dgid, dmac;
-  std::optional<std::uint32_t> path_mtu;
-  std::optional<std::uint32_t> starting_psn;
-  std::optional<std::uint16_t> pkey;
-  std::optional<std::uint8_t> responder_resources, initiator_depth, retry_count, rnr_retry_count;
-  std::optional<std::vector<std::uint8_t>> private_data;
-  std::optional<std::uint8_t> cm_response_timeout, max_cm_retries, packet_lifetime;
+  std::optional<std::uint64_t> service_id{};  // or `port`, not both
+  std::optional<std::uint16_t> port{};        // an rdma_cm TCP port
+  std::string dgid{}, dmac{};
+  std::optional<std::uint32_t> path_mtu{};
+  std::optional<std::uint32_t> starting_psn{};
+  std::optional<std::uint16_t> pkey{};
+  std::optional<std::uint8_t> responder_resources{}, initiator_depth{}, retry_count{},
+      rnr_retry_count{};
+  std::optional<std::vector<std::uint8_t>> private_data{};
+  std::optional<std::uint8_t> cm_response_timeout{}, max_cm_retries{}, packet_lifetime{};
 };
 struct CmStatus {
   static constexpr std::string_view kOp = "cm_status";

@@ -141,6 +141,9 @@ TEST(Codec, RequestsCarryTheApiForms) {
             (json{{"op", "modify_qp"}, {"qp_num", 7}, {"attr", {{"qp_state", "ERR"}}}}));
   EXPECT_EQ(encode(PollCq{2, std::nullopt}), (json{{"op", "poll_cq"}, {"cq", 2}}))
       << "an optional field left empty is not sent";
+  CmConnect cm;
+  cm.service_id = 0x10612ac;
+  EXPECT_EQ(encode(cm).at("service_id"), "0x10612ac") << "a Service ID is written in hex";
 }
 
 TEST(Codec, OpKeysFollowTheOpNames) {
@@ -208,6 +211,72 @@ TEST(Codec, AMissingOrMalformedFieldNamesItsPath) {
   const auto big = decode<AllocPdReply>(json{{"pd", 1ull << 40}}, "alloc_pd");
   ASSERT_FALSE(big) << "a PD handle is 32 bits";
   EXPECT_FALSE(decode<Empty>(json::array(), "dealloc_pd")) << "a response is an object";
+}
+
+}  // namespace
+}  // namespace roceconf::control
+
+namespace roceconf::control {
+namespace {
+
+TEST(Codec, QpAttrReadsBackWhatItWrites) {
+  QpAttr a;
+  a.qp_state = "RTR";
+  a.path_mtu = 1024;
+  a.qp_access_flags = std::vector<std::string>{"REMOTE_WRITE"};
+  a.ah_attr = AddressVector{.dgid = "192.0.2.1", .dmac = "02:00:00:00:00:01", .hop_limit = 64};
+  const auto back = decode_qp_attr(encode(a), "attr");
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->qp_state, "RTR");
+  EXPECT_EQ(back->path_mtu, 1024u);
+  EXPECT_EQ(back->qp_access_flags, a.qp_access_flags);
+  ASSERT_TRUE(back->ah_attr);
+  EXPECT_EQ(back->ah_attr->hop_limit, 64);
+  EXPECT_FALSE(back->timeout);
+  // A field modify_qp does not take is refused, named by its path.
+  const auto bad = decode_qp_attr(json{{"sq_draining", true}}, "modify_qp.attr");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("modify_qp.attr: unknown field 'sq_draining'"), std::string::npos)
+      << bad.error();
+}
+
+TEST(Codec, CmConnectReadsBackWhatItWrites) {
+  CmConnect r{.qp_num = 0x11,
+              .service_id = 0x106000000000fa0ull,
+              .dgid = "192.0.2.2",
+              .dmac = "02:00:00:00:00:02"};
+  r.private_data = std::vector<std::uint8_t>{0xde, 0xad};
+  const auto back = decode_cm_connect(encode(r));  // "op" is the envelope's
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->qp_num, 0x11u);
+  EXPECT_EQ(back->service_id, 0x106000000000fa0ull);
+  EXPECT_EQ(back->private_data, r.private_data);
+  EXPECT_FALSE(back->port);
+  EXPECT_FALSE(decode_cm_connect(json{{"qp_num", 1}, {"dgid", "x"}, {"dmac", "y"}, {"typo", 1}}));
+}
+
+TEST(Codec, ResponseStructuresWriteTheirApiForm) {
+  WorkCompletion wc;
+  wc.wr_id = 7;
+  wc.status = "SUCCESS";
+  wc.opcode = "RECV";
+  wc.wc_flags = {"WITH_IMM"};
+  const json w = encode(wc);
+  EXPECT_EQ(w.at("wr_id"), 7);
+  EXPECT_EQ(w.at("wc_flags"), json::array({"WITH_IMM"}));
+  EXPECT_EQ(w.size(), 13u);
+  EXPECT_EQ(describe(wc), w.dump());
+  const auto read = decode<PollCqReply>(json{{"ok", true}, {"wc", json::array({w})}}, "poll_cq");
+  ASSERT_TRUE(read) << read.error();
+  EXPECT_EQ(read->wc.at(0).wc_flags, wc.wc_flags);
+
+  CmStatusReply s{
+      .state = "established", .reason = {}, .comm_id = 5, .cm_state = {}, .remote_qpn = {}};
+  EXPECT_EQ(encode(s), (json{{"state", "established"}, {"comm_id", 5}}));
+  QpAttr a;
+  a.qp_state = "RTS";
+  a.sq_psn = 0;
+  EXPECT_EQ(describe(a), R"({"qp_state":"RTS","sq_psn":0})");
 }
 
 }  // namespace

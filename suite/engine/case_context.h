@@ -115,9 +115,21 @@ class CaseContext {
   void wait(TimeNs duration);
 
   // ---- control ----
-  // One control request; ERRORs the case on a transport failure, records the exchange.
+  // One typed request (control/messages.h), recorded; a refusal is the result's error, a lost or
+  // malformed exchange ERRORs the case (ControlSteps::call).
+  template <typename Request>
+  control::Result<typename Request::Reply> call(const Request& request) {
+    return control_.call(request);
+  }
+  // Same, and the case is INCONCLUSIVE when the target refuses (a set-up step).
+  template <typename Request>
+  typename Request::Reply setup(const Request& request) {
+    return control_.setup(request);
+  }
+  // Any request object (a Python case's dict); ERRORs the case on a transport failure, records
+  // the exchange.
   nlohmann::json control(nlohmann::json request);
-  // Same, and ERRORs the case when the target answers ok=false (a set-up step).
+  // Same, and the case is INCONCLUSIVE when the target answers ok=false (a set-up step).
   nlohmann::json control_ok(nlohmann::json request);
   // The target's counters, by name.
   std::map<std::string, std::uint64_t> counters();

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "control/field_text.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/mad/rdma_cm.h"
 #include "dissector/names.h"
@@ -35,7 +36,7 @@ void CmPassive::accept(Connection& c, const Assignments& a) {
   // taken for this one.
   std::uint64_t service_id =
       rdma_cm_service_id(rdma_cm_ps::kTcp, static_cast<std::uint16_t>(4000 + random_() % 1000));
-  nlohmann::json connect_fields = nlohmann::json::object();
+  control::TextFields connect_fields;
   Assignments req_fields, rep_fields;
   for (const auto& item : a.items()) {
     const auto num = [&](std::uint64_t max) {
@@ -70,11 +71,9 @@ void CmPassive::accept(Connection& c, const Assignments& a) {
     } else if (item.key == "region") {
       region = static_cast<std::uint32_t>(num(0xFFFFFFFF));
     } else if (item.key.starts_with("connect.")) {
-      const std::string field = item.key.substr(8);
-      if (auto n = parse_uint(item.value))
-        connect_fields[field] = *n;
-      else
-        connect_fields[field] = item.value;
+      // Numbers as the case wrote them (0x.., yes/no) go as numbers.
+      const auto n = parse_uint(item.value);
+      connect_fields.emplace_back(item.key.substr(8), n ? std::to_string(*n) : item.value);
     } else if (item.key.starts_with("req.")) {
       req_fields.set(item.key.substr(4), item.value);
     } else {
@@ -106,18 +105,17 @@ void CmPassive::accept(Connection& c, const Assignments& a) {
 
   // The target connects to the tester.
   const Endpoint tester = target_.tester();
-  nlohmann::json request = {{"op", "cm_connect"},
-                            {"qp_num", c.remote_qpn},
-                            {"service_id", fmt::format("{:#x}", service_id)},
-                            {"dgid", format_ipv4(tester.ip)},
-                            {"dmac", format_mac(tester.mac)},
-                            {"path_mtu", c.pmtu},
-                            {"pkey", c.pkey}};
-  if (psn) request["starting_psn"] = *psn;
-  for (const auto& [k, v] : connect_fields.items()) request[k] = v;
-  const nlohmann::json connected = control_.control_ok(request);
-  if (connected.contains("comm_id") && connected["comm_id"].is_number_unsigned())
-    passive_[c.name].target_comm_id = connected["comm_id"].get<std::uint32_t>();
+  control::CmConnect request{.qp_num = c.remote_qpn,
+                             .service_id = service_id,
+                             .dgid = format_ipv4(tester.ip),
+                             .dmac = format_mac(tester.mac),
+                             .path_mtu = c.pmtu,
+                             .starting_psn = psn,
+                             .pkey = c.pkey};
+  if (auto set = control::set_from_text(request, connect_fields); !set)
+    evidence_.error(fmt::format("accept connect.FIELD: {}", set.error()));
+  if (const auto connected = control_.setup(request); connected.comm_id)
+    passive_[c.name].target_comm_id = *connected.comm_id;
 
   // Its REQ.
   const Received got =

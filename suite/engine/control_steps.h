@@ -1,7 +1,7 @@
-// The case steps that speak the target's control API (suite/reference_nic/CONTROL_API.md): one
-// request with its exchange on the timeline, set-up requests that must succeed, counters, named
-// CQs, and the capability checks a case makes first (require). The target's hello is asked once
-// per case and kept (its P_Key table and ops).
+// The case steps that speak the target's control API (control/CONTROL_API.md) through the typed
+// client (control/client.h): one request with its exchange on the timeline, set-up requests that
+// must succeed, counters, named CQs, and the capability checks a case makes first (require). The
+// target's hello is asked once per case and kept (its P_Key table and ops).
 #pragma once
 
 #include <cstdint>
@@ -12,14 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "control/client.h"
+#include "control/messages.h"
 #include "suite/engine/evidence_recorder.h"
 #include "suite/engine/target.h"
 
 namespace roceconf::engine {
-
-// A P_Key table entry of a hello answer (a number, or text such as "0xffff"); `unparsable` for
-// text that is not a number.
-std::uint64_t pkey_value(const nlohmann::json& entry, std::uint64_t unparsable);
 
 class ControlSteps {
  public:
@@ -29,11 +27,41 @@ class ControlSteps {
   // "pkey-limited" (a limited P_Key entry in the target's table). ERRORs for any other name.
   void require(std::string_view capability);
 
-  // One control request; SKIPs without the control capability, ERRORs the case on a transport
-  // failure, records the exchange.
+  // One request of control/messages.h; SKIPs without the control capability, ERRORs the case
+  // when the exchange fails or the answer is malformed, records the exchange. A refusal
+  // (ok=false) is the result's error.
+  template <typename Request>
+  control::Result<typename Request::Reply> call(const Request& request) {
+    ensure_control();
+    auto reply = client_.call(request);
+    if (!reply && reply.error().kind != control::Error::Kind::kRefused)
+      broken(Request::kOp, reply.error());
+    return reply;
+  }
+  // Same, and ends the case INCONCLUSIVE when the target refuses (a set-up step).
+  template <typename Request>
+  typename Request::Reply setup(const Request& request) {
+    auto reply = call(request);
+    if (!reply) refused(Request::kOp, reply.error());
+    return std::move(*reply);
+  }
+  // As call, for a request asked again every few ms: the exchange goes on the timeline only when
+  // its answer differs from `last` (the answer's text before; updated).
+  template <typename Request>
+  control::Result<typename Request::Reply> call_polled(const Request& request, std::string& last) {
+    polled_last_ = &last;
+    struct Reset {
+      std::string** p;
+      ~Reset() { *p = nullptr; }
+    } reset{&polled_last_};
+    return call(request);
+  }
+
+  // Any request object, as a Python or C++ case writes it; recorded as call's. control_ok ends
+  // the case INCONCLUSIVE when the target answers ok=false.
   nlohmann::json control(nlohmann::json request);
-  // Same, and ends the case INCONCLUSIVE when the target answers ok=false (a set-up step).
   nlohmann::json control_ok(nlohmann::json request);
+
   // The target's counters, by name.
   std::map<std::string, std::uint64_t> counters();
   // A named CQ made through control (create cq as NAME depth=N).
@@ -41,7 +69,7 @@ class ControlSteps {
   std::uint32_t cq(const std::string& name);  // ERRORs for a name never created
 
   // The target's hello answer (asked on first use).
-  const nlohmann::json& hello();
+  const control::HelloReply& hello();
   // Whether the hello lists `op` among the control ops (a target that lists none has all).
   bool has_op(std::string_view op);
   // The index of `pkey` in the target's P_Key table.
@@ -50,12 +78,18 @@ class ControlSteps {
   std::optional<std::uint16_t> pkey_at(std::uint32_t index);
 
  private:
-  const nlohmann::json& pkeys();  // the hello's P_Key table; empty when it has none
+  void ensure_control();  // SKIPs without the control capability
+  [[noreturn]] void broken(std::string_view op, const control::Error& e);
+  [[noreturn]] void refused(std::string_view op, const control::Error& e);
+  // The typed client's transport: one exchange with the target, recorded.
+  nlohmann::json exchange(const nlohmann::json& request);
 
   Target& target_;
   EvidenceRecorder& evidence_;
+  control::Client client_;
+  std::string* polled_last_ = nullptr;  // call_polled's answer text, while it runs
   std::map<std::string, std::uint32_t> cqs_;
-  nlohmann::json hello_;
+  std::optional<control::HelloReply> hello_;
 };
 
 }  // namespace roceconf::engine

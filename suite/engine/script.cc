@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "control/codec.h"
+#include "control/field_text.h"
+#include "control/fields.h"
 #include "suite/engine/frame_builder.h"
 #include "suite/engine/script.h"
 #include "suite/engine/script_check.h"
@@ -21,53 +24,6 @@ TimeNs silence_window(CaseContext& ctx, const Step& s) {
   if (!s.window) return ctx.timing().silence_window();
   if (s.window->rtts) return ctx.timing().silence_window(*s.window->rtts);
   return s.window->ns;
-}
-
-std::string json_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_array()) {
-    std::string out;
-    for (const auto& x : v) out += (out.empty() ? "" : ",") + json_text(x);
-    return out;
-  }
-  return v.dump();
-}
-
-// Compares `key=value` pairs against a JSON object (a WC, a QP attribute set).
-std::vector<report::FieldDiff> compare_json(const nlohmann::json& actual, const Assignments& want,
-                                            std::string_view prefix, const Connection* c) {
-  std::vector<report::FieldDiff> diffs;
-  for (const auto& [key, value] : want.items()) {
-    const std::string field = fmt::format("{}.{}", prefix, key);
-    if (!actual.contains(key)) {
-      diffs.push_back({field, value, "(absent)"});
-      continue;
-    }
-    const auto& a = actual[key];
-    std::string expected = value;
-    if (c && (key == "qp_num" || key == "dest_qp_num") && value == c->name)
-      expected = std::to_string(key == "qp_num" ? c->remote_qpn : c->local_qpn);
-    // `status=A|B`: any of the values (where the spec allows more than one).
-    bool matched = false;
-    for (std::size_t from = 0; !matched && from <= expected.size();) {
-      const auto bar = expected.find('|', from);
-      const std::string one =
-          expected.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
-      if (a.is_number_unsigned()) {
-        auto n = parse_uint(one);
-        matched = n && *n == a.get<std::uint64_t>();
-      } else {
-        matched = json_text(a) == one;
-      }
-      if (bar == std::string::npos) break;
-      from = bar + 1;
-    }
-    if (!matched)
-      diffs.push_back(
-          {field, expected,
-           a.is_number_unsigned() ? std::to_string(a.get<std::uint64_t>()) : json_text(a)});
-  }
-  return diffs;
 }
 
 // `@c.FIELD` values read from the connection now (the target's REQ TID, its comm ID, ...), so a
@@ -151,18 +107,17 @@ struct Runner {
   void operator()(const step::CreateCq& a) { ctx.create_cq(a.name, a.depth); }
   void operator()(const step::PostRecv& a) {
     Connection& c = ctx.connection(a.conn);
-    const auto mr = ctx.control_ok({{"op", "reg_mr"},
-                                    {"pd", c.target_pd},
-                                    {"length", std::max<std::uint32_t>(1, a.count * a.len)},
-                                    {"access", {"LOCAL_WRITE"}}});
-    nlohmann::json wrs = nlohmann::json::array();
+    const auto mr = ctx.setup(
+        control::RegMr{.pd = c.target_pd,
+                       .length = std::max<std::uint64_t>(1, std::uint64_t{a.count} * a.len),
+                       .access = {"LOCAL_WRITE"}});
+    control::PostRecv post{.qp_num = c.remote_qpn, .wrs = {}};
     for (std::uint32_t i = 0; i < a.count; ++i)
-      wrs.push_back({{"wr_id", 1000 + i},
-                     {"sg_list",
-                      {{{"addr", mr["addr"].get<std::uint64_t>() + std::uint64_t{i} * a.len},
-                        {"length", a.len},
-                        {"lkey", mr["lkey"]}}}}});
-    ctx.control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+      post.wrs.push_back(
+          {.wr_id = 1000 + i,
+           .sg_list = {
+               {.addr = mr.addr + std::uint64_t{i} * a.len, .length = a.len, .lkey = mr.lkey}}});
+    ctx.setup(post);
   }
   // The target's QP sends (control post_send, signaled) len bytes of the fill pattern from a
   // fresh buffer.
@@ -170,93 +125,85 @@ struct Runner {
     Connection& c = ctx.connection(a.conn);
     if (c.target_pd == 0 && !c.via_control)
       ctx.skip("needs a control-made target QP (open, accept)");
-    const auto mr = ctx.control_ok({{"op", "reg_mr"},
-                                    {"pd", c.target_pd},
-                                    {"length", std::max<std::uint64_t>(1, a.len)},
-                                    {"access", {"LOCAL_WRITE"}}});
-    nlohmann::json wr = {{"wr_id", a.wr_id},
-                         {"opcode", a.imm ? "SEND_WITH_IMM" : "SEND"},
-                         {"send_flags", a.solicited ? nlohmann::json{"SIGNALED", "SOLICITED"}
-                                                    : nlohmann::json{"SIGNALED"}}};
-    if (a.imm) wr["imm_data"] = *a.imm;
+    const auto mr = ctx.setup(control::RegMr{
+        .pd = c.target_pd, .length = std::max<std::uint64_t>(1, a.len), .access = {"LOCAL_WRITE"}});
+    control::SendWr wr;
+    wr.wr_id = a.wr_id;
+    wr.opcode = a.imm ? "SEND_WITH_IMM" : "SEND";
+    wr.send_flags = {"SIGNALED"};
+    if (a.solicited) wr.send_flags.push_back("SOLICITED");
+    if (a.imm) wr.imm_data = static_cast<std::uint32_t>(*a.imm);
     if (a.len > 0) {
-      std::string hex;
-      for (auto b : fill_pattern(static_cast<std::uint32_t>(a.fill), a.len))
-        hex += fmt::format("{:02x}", b);
-      ctx.control_ok({{"op", "write_mr"}, {"handle", mr["handle"]}, {"data", hex}});
-      wr["sg_list"] = {{{"addr", mr["addr"]}, {"length", a.len}, {"lkey", mr["lkey"]}}};
+      ctx.setup(control::WriteMr{.handle = mr.handle,
+                                 .offset = 0,
+                                 .data = fill_pattern(static_cast<std::uint32_t>(a.fill), a.len)});
+      wr.sg_list = {
+          {.addr = mr.addr, .length = static_cast<std::uint32_t>(a.len), .lkey = mr.lkey}};
     }
-    ctx.control_ok({{"op", "post_send"}, {"qp_num", c.remote_qpn}, {"wrs", {wr}}});
+    ctx.setup(control::PostSend{.qp_num = c.remote_qpn, .wrs = {wr}});
   }
   void operator()(const step::Poll& a) {
     Connection& c = ctx.connection(a.conn);
     const std::uint32_t cq = a.cq ? ctx.cq(*a.cq) : c.target_cq;
-    const auto r = ctx.control_ok({{"op", "poll_cq"}, {"cq", cq}, {"max", 1}});
-    const auto& wc = r["wc"];
+    const auto wc = ctx.setup(control::PollCq{.cq = cq, .max = 1}).wc;
     if (a.empty) {
       if (!wc.empty())
-        ctx.fail("poll: expected no completion, got " + wc[0].dump(),
-                 {{"cq", "empty", wc[0].dump()}});
+        ctx.fail("poll: expected no completion, got " + control::describe(wc[0]),
+                 {{"cq", "empty", control::describe(wc[0])}});
       return;
     }
     if (wc.empty())
       ctx.fail("poll: expected a completion, the CQ is empty", {{"cq", "a completion", "empty"}});
     // IBV_WC_GRH is defined for UD QPs only; RoCE devices (rxe) may set it on RC receives too,
     // so on a connection's completion it is not compared.
-    nlohmann::json got = wc[0];
-    if (auto flags = got.find("wc_flags"); flags != got.end() && flags->is_array()) {
-      nlohmann::json kept = nlohmann::json::array();
-      for (const auto& f : *flags)
-        if (f != "GRH") kept.push_back(f);
-      *flags = kept;
-    }
-    if (auto diffs = compare_json(got, resolve(ctx, a.want), "wc", &c); !diffs.empty())
-      ctx.fail("poll: the completion differs: " + wc[0].dump(), diffs);
+    control::WorkCompletion got = wc[0];
+    std::erase(got.wc_flags, "GRH");
+    const auto lookup = [&](std::string_view key) { return control::field(got, key); };
+    if (auto diffs = compare_fields(lookup, resolve(ctx, a.want), "wc", &c); !diffs.empty())
+      ctx.fail("poll: the completion differs: " + control::describe(wc[0]), diffs);
   }
   void operator()(const step::Query& a) {
     Connection& c = ctx.connection(a.conn);
-    const auto r = ctx.control_ok({{"op", "query_qp"}, {"qp_num", c.remote_qpn}});
-    if (auto diffs = compare_json(r["attr"], resolve(ctx, a.want), "qp", &c); !diffs.empty())
+    const auto attr = ctx.setup(control::QueryQp{c.remote_qpn}).attr;
+    const auto lookup = [&](std::string_view key) { return control::field(attr, key); };
+    if (auto diffs = compare_fields(lookup, resolve(ctx, a.want), "qp", &c); !diffs.empty())
       ctx.fail("query: the QP's attributes differ", diffs);
   }
   void operator()(const step::Modify& a) {
     Connection& c = ctx.connection(a.conn);
-    nlohmann::json attr = nlohmann::json::object();
+    control::TextFields text;
     const Assignments resolved = resolve(ctx, a.attr);
     for (const auto& [k, v] : resolved.items()) {
-      if (auto n = parse_uint(v); n)
-        attr[k] = *n;
-      else
-        attr[k] = v;
+      // Numbers as the case wrote them (0x.., yes/no) go as numbers.
+      const auto n = parse_uint(v);
+      text.emplace_back(k, n ? std::to_string(*n) : v);
     }
-    const auto r = ctx.control({{"op", "modify_qp"}, {"qp_num", c.remote_qpn}, {"attr", attr}});
-    const bool ok = r.value("ok", false);
-    const std::string got = ok ? "ok" : r.value("errno", std::string("error"));
+    const auto attr = control::qp_attr_from_text(text);
+    if (!attr) ctx.error(attr.error());
+    const auto r = ctx.call(control::ModifyQp{c.remote_qpn, *attr});
+    const std::string got =
+        r ? "ok" : (r.error().errno_name.empty() ? "error" : r.error().errno_name);
     if (got != a.expect)
-      ctx.fail(fmt::format("modify_qp {}: expected {}, got {} {}", attr.dump(), a.expect, got,
-                           r.value("error", std::string())),
+      ctx.fail(fmt::format("modify_qp {}: expected {}, got {} {}", control::describe(*attr),
+                           a.expect, got, r ? "" : r.error().message),
                {{"modify_qp", a.expect, got}});
   }
   void operator()(const step::Memory& a) {
     Connection& c = ctx.connection(a.conn);
     if (!c.region || c.region->mr_handle == 0) ctx.skip("needs a control-made region (open)");
-    std::string hex;
-    for (auto b : fill_pattern(a.fill, a.len)) hex += fmt::format("{:02x}", b);
+    const auto pattern = fill_pattern(a.fill, a.len);
     if (a.write) {
-      ctx.control_ok({{"op", "write_mr"},
-                      {"handle", c.region->mr_handle},
-                      {"offset", a.offset},
-                      {"data", hex}});
+      ctx.setup(
+          control::WriteMr{.handle = c.region->mr_handle, .offset = a.offset, .data = pattern});
       return;
     }
-    const auto r = ctx.control_ok({{"op", "read_mr"},
-                                   {"handle", c.region->mr_handle},
-                                   {"offset", a.offset},
-                                   {"length", a.len}});
-    const std::string want = a.data ? *a.data : hex;
-    if (r["data"].get<std::string>() != want)
+    const auto r = ctx.setup(
+        control::ReadMr{.handle = c.region->mr_handle, .offset = a.offset, .length = a.len});
+    const std::string want = a.data ? *a.data : control::to_hex(pattern);
+    const std::string got = control::to_hex(r.data);
+    if (got != want)
       ctx.fail(fmt::format("memory at offset {} differs", a.offset),
-               {{"memory", want.substr(0, 64), r["data"].get<std::string>().substr(0, 64)}});
+               {{"memory", want.substr(0, 64), got.substr(0, 64)}});
   }
   void operator()(const step::Note& a) { ctx.note(a.text); }
 };

@@ -6,12 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "control/verbs_names.h"
 #include "dissector/mad/cm.h"
 #include "suite/engine/frame_builder.h"
 #include "suite/engine/matcher.h"
-#include "suite/reference_nic/cq.h"
-#include "suite/reference_nic/mr.h"
-#include "suite/reference_nic/qp.h"
 
 namespace roceconf::engine {
 
@@ -120,7 +118,6 @@ constexpr Key kCompletion[] = {{"cq", Type::kCq},
 
 constexpr std::string_view kCmStates[] = {"connecting", "established",   "rejected",
                                           "timed_out",  "disconnecting", "disconnected"};
-constexpr std::string_view kWcFlagNames[] = {"GRH", "WITH_IMM", "IP_CSUM_OK", "WITH_INV"};
 
 std::string names(std::span<const Key> keys) {
   std::string out;
@@ -184,7 +181,8 @@ std::expected<void, std::string> check_value(const Key& k, std::string_view valu
           k.name, value));
     case Type::kAccess:
       if (value == "none" || parse_uint(value) || each(value, ',', [](std::string_view f) {
-            return f == "none" || target::access_flag_from_name(f).has_value();
+            return f == "none" ||
+                   control::verbs::value_of(control::verbs::kAccessFlags, f).has_value();
           }))
         return {};
       return Fail(fmt::format(
@@ -192,21 +190,23 @@ std::expected<void, std::string> check_value(const Key& k, std::string_view valu
           value));
     case Type::kWcStatus:
       if (each(value, '|', [](std::string_view s) {
-            return target::wc_status_from_name(s).has_value() || parse_uint(s).has_value();
+            return control::verbs::value_of(control::verbs::kWcStatus, s).has_value() ||
+                   parse_uint(s).has_value();
           }))
         return {};
       return Fail(fmt::format("{}: '{}' is not a completion status (SUCCESS, WR_FLUSH_ERR, ...)",
                               k.name, value));
     case Type::kWcOpcode:
       if (each(value, '|', [](std::string_view s) {
-            return target::wc_opcode_from_name(s).has_value() || parse_uint(s).has_value();
+            return control::verbs::value_of(control::verbs::kWcOpcode, s).has_value() ||
+                   parse_uint(s).has_value();
           }))
         return {};
       return Fail(fmt::format("{}: '{}' is not a completion opcode (SEND, RECV, RDMA_READ, ...)",
                               k.name, value));
     case Type::kWcFlags:
       if (value.empty() || each(value, ',', [](std::string_view f) {
-            return std::ranges::find(kWcFlagNames, f) != std::end(kWcFlagNames);
+            return control::verbs::value_of(control::verbs::kWcFlags, f).has_value();
           }))
         return {};
       return Fail(fmt::format("{}: '{}' is not a list of GRH, WITH_IMM, IP_CSUM_OK, WITH_INV",
@@ -356,14 +356,14 @@ std::expected<void, std::string> check_qp_attributes(const std::string& conn, co
     // ibv_qp_attr field names (lower case): the control API's vocabulary.
     const bool lower = std::ranges::none_of(
         key, [](char ch) { return std::isupper(static_cast<unsigned char>(ch)) != 0; });
-    if (!lower || !target::qp_attr_mask_from_name(key))
+    if (!lower || !control::verbs::attr_mask_bit(key))
       return Fail(fmt::format(
           "{}: unknown QP attribute '{}' (qp_state, path_mtu, sq_psn, rq_psn, qp_access_flags, "
           "timeout, retry_cnt, rnr_retry, ...){}",
           verb, key, modify ? " or expect=" : ""));
     if (value.starts_with('@')) continue;
     if (key == "qp_state" || key == "cur_qp_state") {
-      if (!target::qp_state_from_name(value))
+      if (!control::verbs::value_of(control::verbs::kQpState, value))
         return Fail(fmt::format("{}: '{}' is not a QP state (RESET, INIT, RTR, RTS, SQD, SQE, ERR)",
                                 key, value));
     } else if (key == "qp_access_flags") {
@@ -371,10 +371,12 @@ std::expected<void, std::string> check_qp_attributes(const std::string& conn, co
           !ok)
         return ok;
     } else if (key == "path_mig_state") {
-      if (value != "MIGRATED" && value != "REARM" && value != "ARMED")
+      if (!control::verbs::value_of(control::verbs::kMigState, value))
         return Fail(fmt::format("{}: '{}' is not MIGRATED, REARM or ARMED", key, value));
     } else if (key == "ah_attr" || key == "alt_ah_attr" || key == "cap") {
-      // objects: compared as their JSON text
+      // objects: a query compares their JSON text; a case line cannot give modify one
+      if (modify)
+        return Fail(fmt::format("{}: an object, which modify does not set from a case line", key));
     } else if (key == "dest_qp_num") {
       if (auto ok = check_value({"dest_qp_num", Type::kQpn}, value, conn, no_cqs, false); !ok)
         return ok;
@@ -435,6 +437,39 @@ std::expected<std::uint64_t, std::string> connection_field(const Connection& c,
   for (const auto& f : kConnectionFields)
     if (f.name == field) return f.get(c);
   return Fail(fmt::format("a connection has no '{}' ({})", field, connection_field_names()));
+}
+
+std::vector<report::FieldDiff> compare_fields(const FieldLookup& field, const Assignments& want,
+                                              std::string_view prefix, const Connection* c) {
+  std::vector<report::FieldDiff> diffs;
+  for (const auto& [key, value] : want.items()) {
+    const std::string name = fmt::format("{}.{}", prefix, key);
+    const auto actual = field(key);
+    if (!actual) {
+      diffs.push_back({name, value, "(absent)"});
+      continue;
+    }
+    std::string expected = value;
+    if (c && (key == "qp_num" || key == "dest_qp_num") && value == c->name)
+      expected = std::to_string(key == "qp_num" ? c->remote_qpn : c->local_qpn);
+    // `status=A|B`: any of the values (where the spec allows more than one).
+    bool matched = false;
+    for (std::size_t from = 0; !matched && from <= expected.size();) {
+      const auto bar = expected.find('|', from);
+      const std::string one =
+          expected.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
+      if (actual->number) {
+        auto n = parse_uint(one);
+        matched = n && *n == *actual->number;
+      } else {
+        matched = actual->text == one;
+      }
+      if (bar == std::string::npos) break;
+      from = bar + 1;
+    }
+    if (!matched) diffs.push_back({name, expected, actual->text});
+  }
+  return diffs;
 }
 
 Assignments with_references_as_numbers(const Assignments& a) {

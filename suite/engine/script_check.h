@@ -1,16 +1,21 @@
 // Load-time checks of the keys of script steps that are not packet fields: connect/open/accept
 // options, cm_status fields, control-API steps (post, poll, query, modify, read, write) and CM
-// messages a case sends. Packet fields are the frame builder's (check_request) and the
-// matcher's (check_expectation). Each verb's keys are declared once here.
+// messages a case sends, and the comparison of control answers with a step's fields. Packet fields
+// are the frame builder's (check_request) and the matcher's (check_expectation). Each verb's keys
+// are declared once here.
 #pragma once
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "control/field_text.h"
+#include "reports/result.h"
 #include "suite/engine/assignments.h"
 #include "suite/engine/connection.h"
 
@@ -41,6 +46,15 @@ std::optional<std::uint8_t> message_opcode(std::string_view op);
 std::expected<void, std::string> check_connection_field(std::string_view field);
 std::expected<std::uint64_t, std::string> connection_field(const Connection& c,
                                                            std::string_view field);
+
+// Compares `key=value` pairs with a control answer's fields (control/field_text.h: a completion,
+// QP attributes, a cm_status answer): `A|B` takes any of the values, a number compares as a
+// number. With `c`, qp_num=NAME and dest_qp_num=NAME of c's name mean its QPs' numbers. A diff
+// names "PREFIX.key".
+using FieldLookup = std::function<std::optional<control::FieldValue>(std::string_view)>;
+std::vector<report::FieldDiff> compare_fields(const FieldLookup& field, const Assignments& want,
+                                              std::string_view prefix,
+                                              const Connection* c = nullptr);
 
 // The assignments with `@c.FIELD` values as 0, so the checks of their keys can run at load.
 Assignments with_references_as_numbers(const Assignments& a);

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "control/field_text.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/names.h"
+#include "suite/engine/script_check.h"
 #include "suite/engine/timing.h"
 
 namespace roceconf::engine {
@@ -15,51 +17,34 @@ TargetQps::TargetQps(Target& target, EvidenceRecorder& evidence, ControlSteps& c
     : target_(target), evidence_(evidence), control_(control), wire_(wire), passive_(passive) {}
 
 void TargetQps::make(Connection& c, const TargetQpSpec& spec) {
-  const std::uint32_t pd = control_.control_ok({{"op", "alloc_pd"}})["pd"];
+  const std::uint32_t pd = control_.setup(control::AllocPd{}).pd;
   const std::uint32_t cq =
-      spec.cq_name.empty()
-          ? control_.control_ok({{"op", "create_cq"}, {"depth", 256}})["cq"].get<std::uint32_t>()
-          : control_.cq(spec.cq_name);
-  const nlohmann::json qp = control_.control_ok(
-      {{"op", "create_qp"},
-       {"qp_type", "RC"},
-       {"pd", pd},
-       {"send_cq", cq},
-       {"recv_cq", cq},
-       {"cap", {{"max_send_wr", 64}, {"max_recv_wr", std::max<std::uint32_t>(spec.recv, 64)}}}});
-  c.remote_qpn = qp["qp_num"];
+      spec.cq_name.empty() ? control_.setup(control::CreateCq{256}).cq : control_.cq(spec.cq_name);
+  control::CreateQp qp{.qp_type = "RC", .pd = pd, .send_cq = cq, .recv_cq = cq};
+  qp.cap = control::QpCap{.max_send_wr = 64, .max_recv_wr = std::max<std::uint32_t>(spec.recv, 64)};
+  c.remote_qpn = control_.setup(qp).qp_num;
   c.target_cq = cq;
   c.target_pd = pd;
   c.via_control = true;
-  const nlohmann::json mr = control_.control_ok(
-      {{"op", "reg_mr"}, {"pd", pd}, {"length", spec.region}, {"access", spec.region_access}});
-  c.region = RemoteRegion{mr["addr"].get<std::uint64_t>(),
-                          mr["rkey"].get<std::uint32_t>(),
-                          spec.region,
-                          spec.recv,
-                          spec.recv_len,
-                          mr["handle"].get<std::uint32_t>()};
-  control_.control_ok({{"op", "modify_qp"},
-                       {"qp_num", c.remote_qpn},
-                       {"attr",
-                        {{"qp_state", "INIT"},
-                         {"pkey_index", spec.pkey_index},
-                         {"port_num", 1},
-                         {"qp_access_flags", spec.qp_access}}}});
+  const auto mr =
+      control_.setup(control::RegMr{.pd = pd, .length = spec.region, .access = spec.region_access});
+  c.region = RemoteRegion{mr.addr, mr.rkey, spec.region, spec.recv, spec.recv_len, mr.handle};
+  control::QpAttr init;
+  init.qp_state = "INIT";
+  init.pkey_index = static_cast<std::uint16_t>(spec.pkey_index);
+  init.port_num = 1;
+  init.qp_access_flags = spec.qp_access;
+  control_.setup(control::ModifyQp{c.remote_qpn, init});
   if (spec.recv == 0) return;
-  const nlohmann::json buffers = control_.control_ok({{"op", "reg_mr"},
-                                                      {"pd", pd},
-                                                      {"length", spec.recv * spec.recv_len},
-                                                      {"access", {"LOCAL_WRITE"}}});
-  nlohmann::json wrs = nlohmann::json::array();
+  const auto buffers = control_.setup(control::RegMr{
+      .pd = pd, .length = std::uint64_t{spec.recv} * spec.recv_len, .access = {"LOCAL_WRITE"}});
+  control::PostRecv post{.qp_num = c.remote_qpn, .wrs = {}};
   for (std::uint32_t i = 0; i < spec.recv; ++i)
-    wrs.push_back(
-        {{"wr_id", i},
-         {"sg_list",
-          {{{"addr", buffers["addr"].get<std::uint64_t>() + std::uint64_t{i} * spec.recv_len},
-            {"length", spec.recv_len},
-            {"lkey", buffers["lkey"]}}}}});
-  control_.control_ok({{"op", "post_recv"}, {"qp_num", c.remote_qpn}, {"wrs", wrs}});
+    post.wrs.push_back({.wr_id = i,
+                        .sg_list = {{.addr = buffers.addr + std::uint64_t{i} * spec.recv_len,
+                                     .length = spec.recv_len,
+                                     .lkey = buffers.lkey}}});
+  control_.setup(post);
 }
 
 void TargetQps::open(Connection& c, const Assignments& a) {
@@ -67,8 +52,8 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   std::uint32_t pkey_index = 0, recv = 16, recv_len = 4096, region = 64 * 1024;
   std::uint32_t min_rnr_timer = 1, max_dest_rd_atomic = 4;
   std::string cq_name;
-  nlohmann::json access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
-  nlohmann::json qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+  std::vector<std::string> access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+  std::vector<std::string> qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
   for (const auto& item : a.items()) {
     const auto num = [&]() {
       auto n = parse_uint(item.value);
@@ -102,7 +87,7 @@ void TargetQps::open(Connection& c, const Assignments& a) {
     else if (item.key == "max_dest_rd_atomic")
       max_dest_rd_atomic = num();
     else if (item.key == "access") {
-      qp_access = nlohmann::json::array();
+      qp_access.clear();
       std::string_view rest = item.value;
       while (!rest.empty()) {
         const auto comma = rest.find(',');
@@ -121,28 +106,24 @@ void TargetQps::open(Connection& c, const Assignments& a) {
            .qp_access = qp_access,
            .pkey_index = pkey_index});
   const Endpoint tester = target_.tester();
-  control_.control_ok({{"op", "modify_qp"},
-                       {"qp_num", c.remote_qpn},
-                       {"attr",
-                        {{"qp_state", "RTR"},
-                         {"path_mtu", c.pmtu},
-                         {"dest_qp_num", c.local_qpn},
-                         {"rq_psn", c.local_psn0},
-                         {"max_dest_rd_atomic", max_dest_rd_atomic},
-                         {"min_rnr_timer", min_rnr_timer},
-                         {"ah_attr",
-                          {{"dgid", format_ipv4(tester.ip)},
-                           {"dmac", format_mac(tester.mac)},
-                           {"hop_limit", 64}}}}}});
-  control_.control_ok({{"op", "modify_qp"},
-                       {"qp_num", c.remote_qpn},
-                       {"attr",
-                        {{"qp_state", "RTS"},
-                         {"sq_psn", c.remote_psn0},
-                         {"timeout", 14},
-                         {"retry_cnt", 7},
-                         {"rnr_retry", 7},
-                         {"max_rd_atomic", 4}}}});
+  control::QpAttr rtr;
+  rtr.qp_state = "RTR";
+  rtr.path_mtu = c.pmtu;
+  rtr.dest_qp_num = c.local_qpn;
+  rtr.rq_psn = c.local_psn0;
+  rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(max_dest_rd_atomic);
+  rtr.min_rnr_timer = static_cast<std::uint8_t>(min_rnr_timer);
+  rtr.ah_attr = control::AddressVector{
+      .dgid = format_ipv4(tester.ip), .dmac = format_mac(tester.mac), .hop_limit = 64};
+  control_.setup(control::ModifyQp{c.remote_qpn, rtr});
+  control::QpAttr rts;
+  rts.qp_state = "RTS";
+  rts.sq_psn = c.remote_psn0;
+  rts.timeout = 14;
+  rts.retry_cnt = 7;
+  rts.rnr_retry = 7;
+  rts.max_rd_atomic = 4;
+  control_.setup(control::ModifyQp{c.remote_qpn, rts});
   c.pkey = control_.pkey_at(pkey_index).value_or(0xFFFF);
   c.state = ConnState::kEstablished;
 }
@@ -152,38 +133,15 @@ void TargetQps::expect_status(Connection& c, const Assignments& want, TimeNs win
     evidence_.error(
         fmt::format("status: '{}' is not a connection the target made (accept)", c.name));
   const TimeNs deadline = add_saturating(wire_.now(), window);
-  const nlohmann::json request = {{"op", "cm_status"}, {"qp_num", c.remote_qpn}};
   std::string last_answer;
   for (;;) {
     // Asked every few ms: only answers that differ from the one before go on the timeline.
-    auto response = target_.control(request);
-    if (!response) evidence_.error("control API: " + response.error());
-    nlohmann::json r = *response;
-    r.erase("id");
-    if (const std::string text = r.dump(); text != last_answer) {
-      evidence_.record(report::EventKind::kControl,
-                       fmt::format("cm_status {{\"qp_num\":{}}} -> {}", c.remote_qpn, text));
-      last_answer = text;
-    }
-    if (!r.value("ok", false))
-      evidence_.inconclusive(fmt::format("cm_status failed on the target: {}",
-                                         r.value("error", std::string("no error text"))));
-    std::vector<report::FieldDiff> diffs;
-    for (const auto& [key, value] : want.items()) {
-      const std::string field = "cm_status." + key;
-      if (!r.contains(key)) {
-        diffs.push_back({field, value, "(absent)"});
-        continue;
-      }
-      const auto& v = r[key];
-      if (v.is_number_unsigned()) {
-        const auto n = parse_uint(value);
-        if (!n || *n != v.get<std::uint64_t>())
-          diffs.push_back({field, value, std::to_string(v.get<std::uint64_t>())});
-      } else if (!v.is_string() || v.get<std::string>() != value) {
-        diffs.push_back({field, value, v.is_string() ? v.get<std::string>() : v.dump()});
-      }
-    }
+    const auto status = control_.call_polled(control::CmStatus{c.remote_qpn}, last_answer);
+    if (!status)
+      evidence_.inconclusive(
+          fmt::format("cm_status failed on the target: {}", status.error().message));
+    const auto diffs = compare_fields(
+        [&](std::string_view key) { return control::field(*status, key); }, want, "cm_status");
     if (diffs.empty()) return;
     if (wire_.now() >= deadline)
       evidence_.fail(fmt::format("cm_status of {} within {} ms: {}", c.name, window / kMillisecond,

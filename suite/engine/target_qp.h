@@ -5,8 +5,7 @@
 
 #include <cstdint>
 #include <string>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "suite/engine/assignments.h"
 #include "suite/engine/connection.h"
@@ -23,8 +22,9 @@ struct TargetQpSpec {
   std::uint32_t recv = 16;
   std::uint32_t recv_len = 4096;
   std::uint32_t region = 64 * 1024;
-  nlohmann::json region_access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
-  nlohmann::json qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
+  std::vector<std::string> region_access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ",
+                                            "REMOTE_ATOMIC"};
+  std::vector<std::string> qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
   std::uint32_t pkey_index = 0;
 };
 

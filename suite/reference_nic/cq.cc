@@ -7,53 +7,32 @@
 namespace roceconf::target {
 namespace {
 
-constexpr std::array<std::string_view, 22> kStatusNames = {
-    "SUCCESS",          "LOC_LEN_ERR",       "LOC_QP_OP_ERR",     "LOC_EEC_OP_ERR",
-    "LOC_PROT_ERR",     "WR_FLUSH_ERR",      "MW_BIND_ERR",       "BAD_RESP_ERR",
-    "LOC_ACCESS_ERR",   "REM_INV_REQ_ERR",   "REM_ACCESS_ERR",    "REM_OP_ERR",
-    "RETRY_EXC_ERR",    "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR",  "REM_INV_RD_REQ_ERR",
-    "REM_ABORT_ERR",    "INV_EECN_ERR",      "INV_EEC_STATE_ERR", "FATAL_ERR",
-    "RESP_TIMEOUT_ERR", "GENERAL_ERR",
-};
-
-constexpr std::array<std::pair<WcOpcode, std::string_view>, 9> kOpcodeNames = {{
-    {WcOpcode::kSend, "SEND"},
-    {WcOpcode::kRdmaWrite, "RDMA_WRITE"},
-    {WcOpcode::kRdmaRead, "RDMA_READ"},
-    {WcOpcode::kCompSwap, "COMP_SWAP"},
-    {WcOpcode::kFetchAdd, "FETCH_ADD"},
-    {WcOpcode::kBindMw, "BIND_MW"},
-    {WcOpcode::kLocalInv, "LOCAL_INV"},
-    {WcOpcode::kRecv, "RECV"},
-    {WcOpcode::kRecvRdmaWithImm, "RECV_RDMA_WITH_IMM"},
-}};
+// The names are the control API's (control/verbs_names.h); the enums here carry the same values.
+static_assert(control::verbs::kWcStatus.size() ==
+              static_cast<std::size_t>(WcStatus::kGeneralErr) + 1);
+static_assert(control::verbs::kWcOpcode.back().value ==
+              static_cast<std::uint32_t>(WcOpcode::kRecvRdmaWithImm));
 
 }  // namespace
 
 std::string_view wc_status_name(WcStatus status) {
-  const auto i = static_cast<std::size_t>(status);
-  return i < kStatusNames.size() ? kStatusNames[i] : "UNKNOWN";
+  return control::verbs::name_of(control::verbs::kWcStatus, static_cast<std::uint32_t>(status))
+      .value_or("UNKNOWN");
 }
 
 std::optional<WcStatus> wc_status_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
-    if (kStatusNames[i] == name) return static_cast<WcStatus>(i);
-  }
-  return std::nullopt;
+  const auto v = control::verbs::value_of(control::verbs::kWcStatus, name);
+  return v ? std::optional<WcStatus>(static_cast<WcStatus>(*v)) : std::nullopt;
 }
 
 std::string_view wc_opcode_name(WcOpcode opcode) {
-  for (const auto& [op, name] : kOpcodeNames) {
-    if (op == opcode) return name;
-  }
-  return "UNKNOWN";
+  return control::verbs::name_of(control::verbs::kWcOpcode, static_cast<std::uint32_t>(opcode))
+      .value_or("UNKNOWN");
 }
 
 std::optional<WcOpcode> wc_opcode_from_name(std::string_view name) {
-  for (const auto& [op, n] : kOpcodeNames) {
-    if (n == name) return op;
-  }
-  return std::nullopt;
+  const auto v = control::verbs::value_of(control::verbs::kWcOpcode, name);
+  return v ? std::optional<WcOpcode>(static_cast<WcOpcode>(*v)) : std::nullopt;
 }
 
 std::string_view cq_notify_name(CqNotify mode) {

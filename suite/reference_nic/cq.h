@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/verbs_names.h"
 #include "suite/reference_nic/async_events.h"
 #include "suite/reference_nic/counters.h"
 

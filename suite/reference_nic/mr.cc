@@ -8,12 +8,10 @@
 namespace roceconf::target {
 namespace {
 
-constexpr std::array<std::pair<AccessFlags, std::string_view>, 4> kFlagNames = {{
-    {access::kLocalWrite, "LOCAL_WRITE"},
-    {access::kRemoteWrite, "REMOTE_WRITE"},
-    {access::kRemoteRead, "REMOTE_READ"},
-    {access::kRemoteAtomic, "REMOTE_ATOMIC"},
-}};
+// The names are the control API's (control/verbs_names.h).
+constexpr auto& kFlagNames = control::verbs::kAccessFlags;
+static_assert(kFlagNames[0].value == access::kLocalWrite &&
+              kFlagNames[3].value == access::kRemoteAtomic);
 
 constexpr std::uint64_t kPage = 4096;
 
@@ -38,10 +36,7 @@ std::string access_flags_names(AccessFlags flags) {
 }
 
 std::optional<AccessFlags> access_flag_from_name(std::string_view name) {
-  for (const auto& [bit, n] : kFlagNames) {
-    if (n == name) return bit;
-  }
-  return std::nullopt;
+  return control::verbs::value_of(kFlagNames, name);
 }
 
 std::string_view access_fault_name(AccessFault f) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/verbs_names.h"
 #include "suite/reference_nic/errors.h"
 
 namespace roceconf::target {

@@ -11,43 +11,14 @@ namespace {
 
 using namespace qp_attr;
 
-constexpr std::array<std::string_view, 7> kStateNames = {"RESET", "INIT", "RTR", "RTS",
-                                                         "SQD",   "SQE",  "ERR"};
+namespace verbs = control::verbs;
 
-struct MaskName {
-  QpAttrMask bit;
-  std::string_view name;   // IBV_QP_ name without the prefix
-  std::string_view field;  // the ibv_qp_attr field it sets
-};
-constexpr std::array<MaskName, 21> kMaskNames = {{
-    {kState, "STATE", "qp_state"},
-    {kCurState, "CUR_STATE", "cur_qp_state"},
-    {kEnSqdAsyncNotify, "EN_SQD_ASYNC_NOTIFY", "en_sqd_async_notify"},
-    {kAccessFlags, "ACCESS_FLAGS", "qp_access_flags"},
-    {kPkeyIndex, "PKEY_INDEX", "pkey_index"},
-    {kPort, "PORT", "port_num"},
-    {kQkey, "QKEY", "qkey"},
-    {kAv, "AV", "ah_attr"},
-    {kPathMtu, "PATH_MTU", "path_mtu"},
-    {kTimeout, "TIMEOUT", "timeout"},
-    {kRetryCnt, "RETRY_CNT", "retry_cnt"},
-    {kRnrRetry, "RNR_RETRY", "rnr_retry"},
-    {kRqPsn, "RQ_PSN", "rq_psn"},
-    {kMaxQpRdAtomic, "MAX_QP_RD_ATOMIC", "max_rd_atomic"},
-    {kAltPath, "ALT_PATH", "alt_ah_attr"},
-    {kMinRnrTimer, "MIN_RNR_TIMER", "min_rnr_timer"},
-    {kSqPsn, "SQ_PSN", "sq_psn"},
-    {kMaxDestRdAtomic, "MAX_DEST_RD_ATOMIC", "max_dest_rd_atomic"},
-    {kPathMigState, "PATH_MIG_STATE", "path_mig_state"},
-    {kCap, "CAP", "cap"},
-    {kDestQpn, "DEST_QPN", "dest_qp_num"},
-}};
-constexpr QpAttrMask kAllMaskBits = (1u << 21) - 1;
-
-constexpr std::array<std::string_view, 10> kWrOpcodeNames = {
-    "RDMA_WRITE",         "RDMA_WRITE_WITH_IMM",  "SEND",      "SEND_WITH_IMM", "RDMA_READ",
-    "ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "LOCAL_INV", "BIND_MW",       "SEND_WITH_INV",
-};
+// The names are the control API's (control/verbs_names.h); the enums here carry the same values.
+constexpr QpAttrMask kAllMaskBits = (1u << verbs::kQpAttrMask.size()) - 1;
+static_assert(verbs::kQpAttrMask[19].bit == kCap && verbs::kQpAttrMask.back().bit == kDestQpn);
+static_assert(verbs::kQpState.size() == static_cast<std::size_t>(QpState::kErr) + 1);
+constexpr std::size_t kWrOpcodeCount = verbs::kWrOpcode.size();
+static_assert(kWrOpcodeCount == static_cast<std::size_t>(WrOpcode::kSendWithInv) + 1);
 
 constexpr std::uint32_t k24Bits = 0xFFFFFF;
 constexpr std::uint32_t kKnownSendFlags =
@@ -94,41 +65,26 @@ bool valid_state(QpState s) {
 }  // namespace
 
 std::string_view qp_type_name(QpType type) {
-  switch (type) {
-    case QpType::kGsi:
-      return "GSI";
-    case QpType::kRc:
-      return "RC";
-    case QpType::kUc:
-      return "UC";
-    case QpType::kUd:
-      return "UD";
-  }
-  return "?";
+  return verbs::name_of(verbs::kQpType, static_cast<std::uint32_t>(type)).value_or("?");
 }
 
 std::optional<QpType> qp_type_from_name(std::string_view name) {
-  for (QpType t : {QpType::kGsi, QpType::kRc, QpType::kUc, QpType::kUd}) {
-    if (qp_type_name(t) == name) return t;
-  }
-  return std::nullopt;
+  const auto v = verbs::value_of(verbs::kQpType, name);
+  return v ? std::optional<QpType>(static_cast<QpType>(*v)) : std::nullopt;
 }
 
 std::string_view qp_state_name(QpState state) {
-  const auto i = static_cast<std::size_t>(state);
-  return i < kStateNames.size() ? kStateNames[i] : "?";
+  return verbs::name_of(verbs::kQpState, static_cast<std::uint32_t>(state)).value_or("?");
 }
 
 std::optional<QpState> qp_state_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kStateNames.size(); ++i) {
-    if (kStateNames[i] == name) return static_cast<QpState>(i);
-  }
-  return std::nullopt;
+  const auto v = verbs::value_of(verbs::kQpState, name);
+  return v ? std::optional<QpState>(static_cast<QpState>(*v)) : std::nullopt;
 }
 
 std::string qp_attr_mask_names(QpAttrMask mask) {
   std::string out;
-  for (const MaskName& m : kMaskNames) {
+  for (const verbs::AttrName& m : verbs::kQpAttrMask) {
     if (!(mask & m.bit)) continue;
     if (!out.empty()) out += ", ";
     out += m.name;
@@ -141,12 +97,7 @@ std::string qp_attr_mask_names(QpAttrMask mask) {
 }
 
 std::optional<QpAttrMask> qp_attr_mask_from_name(std::string_view name) {
-  for (const MaskName& m : kMaskNames) {
-    if (m.name == name || m.field == name) return m.bit;
-  }
-  // The other fields the alternate path carries.
-  if (name == "alt_pkey_index" || name == "alt_port_num" || name == "alt_timeout") return kAltPath;
-  return std::nullopt;
+  return verbs::attr_mask_bit(name);
 }
 
 std::uint32_t rdma_calc_flow_label(std::uint32_t lqpn, std::uint32_t rqpn) {
@@ -226,15 +177,12 @@ std::vector<QpState> qp_next_states(QpType type, QpState from) {
 }
 
 std::string_view wr_opcode_name(WrOpcode opcode) {
-  const auto i = static_cast<std::size_t>(opcode);
-  return i < kWrOpcodeNames.size() ? kWrOpcodeNames[i] : "UNKNOWN";
+  return verbs::name_of(verbs::kWrOpcode, static_cast<std::uint32_t>(opcode)).value_or("UNKNOWN");
 }
 
 std::optional<WrOpcode> wr_opcode_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kWrOpcodeNames.size(); ++i) {
-    if (kWrOpcodeNames[i] == name) return static_cast<WrOpcode>(i);
-  }
-  return std::nullopt;
+  const auto v = verbs::value_of(verbs::kWrOpcode, name);
+  return v ? std::optional<WrOpcode>(static_cast<WrOpcode>(*v)) : std::nullopt;
 }
 
 WcOpcode wc_opcode_of(WrOpcode opcode) {
@@ -487,7 +435,7 @@ bool Qp::can_receive() const {
 VerbsResult<void> Qp::check_send_wr(const SendWr& wr) const {
   const QpType t = init_.qp_type;
   const auto op = static_cast<std::size_t>(wr.opcode);
-  if (op >= kWrOpcodeNames.size()) {
+  if (op >= kWrOpcodeCount) {
     return verbs_error(VerbsStatus::kInval, "opcode {} is not a send opcode", op);
   }
   if (wr.opcode == WrOpcode::kLocalInv || wr.opcode == WrOpcode::kBindMw) {

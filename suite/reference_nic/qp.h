@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control/verbs_names.h"
 #include "suite/reference_nic/async_events.h"
 #include "suite/reference_nic/cq.h"
 #include "suite/reference_nic/errors.h"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "suite/engine/script.h"
+#include "suite/engine/script_check.h"
 
 namespace roceconf::engine {
 namespace {
@@ -52,6 +53,7 @@ TEST(ScriptCheck, BadValues) {
                            "poll c qp_num=d",
                            "query c qp_state=DONE",
                            "modify c qp_state=ERR expect=maybe",
+                           "modify c ah_attr=x expect=EINVAL",  // objects are not set from text
                            "read c data=xyz",
                            "send c REQ service_id=abc",
                            "send c SEND_ONLY psn=zero",
@@ -115,6 +117,32 @@ TEST(ScriptCheck, WellFormedStepsPass) {
                      "counter snapshot\ncounter rx_nak >= 1\nwait 4rtt\n"
                      "note any = text here\n"),
             "(parsed)");
+}
+
+// The comparison of a control answer's fields with a step's: numbers as numbers, `A|B`, and a
+// connection's name for its QP numbers.
+TEST(ScriptCheck, ControlAnswersCompareByFieldName) {
+  control::WorkCompletion wc;
+  wc.wr_id = 3;
+  wc.status = "WR_FLUSH_ERR";
+  wc.qp_num = 0x12;
+  const auto lookup = [&](std::string_view key) { return control::field(wc, key); };
+  Connection c;
+  c.name = "c";
+  c.remote_qpn = 0x12;
+  Assignments want;
+  want.set("wr_id", "0x3");
+  want.set("status", "SUCCESS|WR_FLUSH_ERR");
+  want.set("qp_num", "c");
+  EXPECT_TRUE(compare_fields(lookup, want, "wc", &c).empty());
+  want.set("opcode", "RECV");
+  want.set("no_such", "1");
+  const auto diffs = compare_fields(lookup, want, "wc", &c);
+  ASSERT_EQ(diffs.size(), 2u);
+  EXPECT_EQ(diffs[0].field, "wc.opcode");
+  EXPECT_EQ(diffs[0].expected, "RECV");
+  EXPECT_EQ(diffs[0].actual, "");
+  EXPECT_EQ(diffs[1].actual, "(absent)");
 }
 
 TEST(ScriptCheck, OptionsAreCheckedAtLoadNotWhenRun) {
