@@ -3,10 +3,14 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "dissector/address_text.h"
 
 namespace roceconf::agent {
 namespace {
@@ -38,10 +42,13 @@ nlohmann::json CmActive::connect(const Fields& f, ibv_qp* qp, const std::string&
     port = static_cast<std::uint16_t>(sid & 0xFFFF);
   }
   const std::string dgid = f.text("dgid");
-  in_addr dst{};
-  const bool mapped = dgid.rfind("::ffff:", 0) == 0;
-  if (inet_pton(AF_INET, (mapped ? dgid.substr(7) : dgid).c_str(), &dst) != 1)
+  // The text is a GID ("192.0.2.1" or "::ffff:192.0.2.1"); only IPv4-mapped ones name an IPv4 peer.
+  constexpr std::array<std::uint8_t, 12> kMappedPrefix = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+  const auto gid = parse_gid(dgid);
+  if (!gid || !std::equal(kMappedPrefix.begin(), kMappedPrefix.end(), gid->begin()))
     fail("cm_connect.dgid: '{}' is not an IPv4 address (rdma_cm resolves IPv4 peers here)", dgid);
+  in_addr dst{};
+  std::memcpy(&dst, gid->data() + 12, sizeof dst);
   (void)f.text("dmac");  // the kernel resolves the peer's MAC itself
   if (f.has("starting_psn"))
     refuse(EOPNOTSUPP, "cm_connect: rdma_cm chooses the REQ's Starting PSN itself");

@@ -20,6 +20,7 @@
 #include "agent/request_fields.h"
 #include "agent/verbs_names.h"
 #include "control/lines.h"
+#include "dissector/address_text.h"
 
 namespace roceconf::agent {
 
@@ -47,35 +48,25 @@ std::string errno_name(int e) {
   throw VerbsFailure{e, std::move(message), bad_wr};
 }
 
+// GIDs in the address text of dissector/address_text.h, as the reference target writes them.
 std::string gid_text(const ibv_gid& gid) {
-  char text[INET6_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET6, gid.raw, text, sizeof text);
-  return text;
+  Ipv6Address address;
+  std::memcpy(address.data(), gid.raw, address.size());
+  return format_gid(address);
 }
 
 // "192.0.2.1" is ::ffff:192.0.2.1; any IPv6 text is taken as written.
-std::optional<ibv_gid> parse_gid(const std::string& text) {
+std::optional<ibv_gid> gid_from_text(std::string_view text) {
+  const auto address = parse_gid(text);
+  if (!address) return std::nullopt;
   ibv_gid gid{};
-  in_addr v4{};
-  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
-    gid.raw[10] = gid.raw[11] = 0xFF;
-    std::memcpy(gid.raw + 12, &v4, 4);
-    return gid;
-  }
-  if (inet_pton(AF_INET6, text.c_str(), gid.raw) == 1) return gid;
-  return std::nullopt;
+  std::memcpy(gid.raw, address->data(), address->size());
+  return gid;
 }
 
-bool valid_mac(const std::string& s) {
-  if (s.size() != 17) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i % 3 == 2) {
-      if (s[i] != ':' && s[i] != '-') return false;
-    } else if (!std::isxdigit(static_cast<unsigned char>(s[i]))) {
-      return false;
-    }
-  }
-  return true;
+// The IPv4 address of an IPv4-mapped GID.
+std::string mapped_ipv4_text(const ibv_gid& gid) {
+  return format_ipv4({gid.raw[12], gid.raw[13], gid.raw[14], gid.raw[15]});
 }
 
 std::string read_line(const std::string& path) {
@@ -157,9 +148,7 @@ class Ops {
         char ifname[IF_NAMESIZE] = {};
         if (if_indextoname(entry.ndev_ifindex, ifname))
           mac = read_line(fmt::format("/sys/class/net/{}/address", ifname));
-        char text[INET_ADDRSTRLEN] = {};
-        inet_ntop(AF_INET, entry.gid.raw + 12, text, sizeof text);
-        ipv4 = text;
+        ipv4 = mapped_ipv4_text(entry.gid);
       }
     }
     json pkeys = json::array();
@@ -396,10 +385,10 @@ class Ops {
     const Fields f(v, where);
     f.only(keys::kAddressVector);
     const std::string dgid = f.text("dgid");
-    const auto gid = parse_gid(dgid);
+    const auto gid = gid_from_text(dgid);
     if (!gid) fail("{}: '{}' is not an IPv4 or IPv6 address", f.path("dgid"), dgid);
     const std::string mac = f.text("dmac");
-    if (!valid_mac(mac))
+    if (!parse_mac(mac))
       fail("{}: '{}' is not a MAC address (aa:bb:cc:dd:ee:ff)", f.path("dmac"), mac);
     if (dmac) *dmac = mac;
     // libibverbs takes the UDP source port from the flow label; a chosen port is not offered.
@@ -860,9 +849,7 @@ Session::Session(const SessionOptions& options) : options_(options) {
       continue;
     if (entry.gid_type == IBV_GID_TYPE_ROCE_V2 && is_v4_mapped(entry.gid)) {
       roce_v2_ipv4_gid_ = i;
-      char text[INET_ADDRSTRLEN] = {};
-      inet_ntop(AF_INET, entry.gid.raw + 12, text, sizeof text);
-      local_ipv4_ = text;
+      local_ipv4_ = mapped_ipv4_text(entry.gid);
       break;
     }
   }

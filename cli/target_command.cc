@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/decode_command.h"
-#include "suite/reference_nic/address_text.h"
+#include "dissector/address_text.h"
 #include "suite/reference_nic/daemon.h"
 
 namespace roceconf::cli {

@@ -1,10 +1,6 @@
 #include "dissector/names.h"
 
-#include <algorithm>
 #include <array>
-#include <iterator>
-
-#include <fmt/format.h>
 
 namespace roceconf {
 
@@ -90,65 +86,6 @@ std::uint8_t mtu_enum(std::uint32_t bytes) {
   for (std::uint8_t e = 1; e <= 5; ++e)
     if (mtu_bytes(e) == bytes) return e;
   return 0;
-}
-
-std::string format_mac(const MacAddress& m) {
-  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4],
-                     m[5]);
-}
-
-std::string format_ipv4(const Ipv4Address& a) {
-  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
-}
-
-std::string format_gid(const Ipv6Address& a) {
-  bool mapped = a[10] == 0xFF && a[11] == 0xFF;
-  for (std::size_t i = 0; i < 10 && mapped; ++i) mapped = a[i] == 0;
-  if (mapped) return fmt::format("::ffff:{}.{}.{}.{}", a[12], a[13], a[14], a[15]);
-  std::uint16_t g[8];
-  for (std::size_t i = 0; i < 8; ++i) g[i] = be::load16(&a[2 * i]);
-  // RFC 5952: the longest run of two or more zero groups becomes "::" (the first on a tie).
-  int best = -1, best_len = 1;
-  for (int i = 0; i < 8;) {
-    if (g[i] != 0) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j < 8 && g[j] == 0) ++j;
-    if (j - i > best_len) best = i, best_len = j - i;
-    i = j;
-  }
-  fmt::memory_buffer out;
-  for (int i = 0; i < 8; ++i) {
-    if (i == best) {
-      fmt::format_to(std::back_inserter(out), "::");
-      i += best_len - 1;
-      continue;
-    }
-    if (i > 0 && i != best + best_len) fmt::format_to(std::back_inserter(out), ":");
-    fmt::format_to(std::back_inserter(out), "{:x}", g[i]);
-  }
-  return fmt::to_string(out);
-}
-
-std::string format_address(Bytes a) {
-  switch (a.size()) {
-    case 6:
-      return format_mac({a[0], a[1], a[2], a[3], a[4], a[5]});
-    case 4:
-      return format_ipv4({a[0], a[1], a[2], a[3]});
-    case 16: {
-      Ipv6Address gid;
-      std::copy(a.begin(), a.end(), gid.begin());
-      return format_gid(gid);
-    }
-    default:
-      break;
-  }
-  std::string out;
-  for (std::uint8_t b : a) out += fmt::format("{:02x}", b);
-  return out;
 }
 
 }  // namespace roceconf

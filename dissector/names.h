@@ -1,6 +1,7 @@
 // Name and value tables for transport fields: AETH syndromes (IBA 9.7.5.1, Tables 44-45),
-// RNR timer codes (Table 45), credit counts (Table 44), NAK codes (Table 46), path MTU enums;
-// and the text of addresses (MAC, IPv4, GID), the one formatting every layer uses.
+// RNR timer codes (Table 45), credit counts (Table 44), NAK codes (Table 46), path MTU enums.
+// The text of addresses has its own home, dissector/address_text.h, included here for the
+// callers that print both.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "dissector/bytes.h"
-#include "dissector/eth.h"
-#include "dissector/ip.h"
+#include "dissector/address_text.h"
 
 namespace roceconf {
 
@@ -49,15 +48,5 @@ std::uint32_t rnr_timer_usec(std::uint8_t code);
 std::uint32_t mtu_bytes(std::uint8_t mtu_enum);
 // Inverse of mtu_bytes: 0 when `bytes` is not a valid path MTU.
 std::uint8_t mtu_enum(std::uint32_t bytes);
-
-// "02:00:00:00:00:01": lower case, ':'-separated.
-std::string format_mac(const MacAddress& mac);
-// "192.0.2.1".
-std::string format_ipv4(const Ipv4Address& address);
-// A GID or IPv6 address: "::ffff:192.0.2.1" for IPv4-mapped ones (how RoCEv2 GIDs carry IPv4
-// addresses), RFC 5952 text otherwise ("fe80::1", "2001:db8::1").
-std::string format_gid(const Ipv6Address& gid);
-// By size: MAC (6 bytes), IPv4 (4), GID / IPv6 (16); anything else as lower-case hex.
-std::string format_address(Bytes address);
 
 }  // namespace roceconf

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "dissector/address_text.h"  // format_address, which the summary uses for every address
 #include "dissector/bytes.h"
-#include "dissector/names.h"  // format_address, which the summary uses for every address
 #include "dissector/packet.h"
 
 namespace roceconf {

@@ -12,6 +12,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "dissector/address_text.h"  // addresses to and from text, one notation for all layers
 #include "dissector/bytes.h"
 
 namespace roceconf::python {
@@ -40,7 +41,6 @@ struct Arena {
 // Conversions (convert.cc). `field` names the field in error messages ("BTH.psn").
 std::vector<std::uint8_t> bytes_of(py::handle value, std::string_view field);
 std::uint64_t uint_of(py::handle value, std::string_view field, unsigned bits);
-std::string address_text(Bytes address);  // MAC, IPv4, IPv6/GID in their usual notation
 void parse_address(py::handle value, std::string_view field, std::uint8_t* out, std::size_t size);
 
 // Module parts, one concept a file.

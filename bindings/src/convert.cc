@@ -1,6 +1,6 @@
 // Header field values to and from Python: integers with their wire width checked, addresses as
 // text ("02:00:00:00:00:01", "192.0.2.1", "fe80::1"), byte strings as bytes.
-#include <arpa/inet.h>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -32,16 +32,6 @@ std::uint64_t uint_of(py::handle value, std::string_view field, unsigned bits) {
   return v.cast<std::uint64_t>();
 }
 
-std::string address_text(Bytes a) {
-  if (a.size() == 6)
-    return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", a[0], a[1], a[2], a[3], a[4],
-                       a[5]);
-  char text[INET6_ADDRSTRLEN] = {};
-  if (a.size() == 4) inet_ntop(AF_INET, a.data(), text, sizeof text);
-  if (a.size() == 16) inet_ntop(AF_INET6, a.data(), text, sizeof text);
-  return text;
-}
-
 void parse_address(py::handle value, std::string_view field, std::uint8_t* out, std::size_t size) {
   if (py::isinstance<py::bytes>(value)) {
     const auto b = bytes_of(value, field);
@@ -60,17 +50,17 @@ void parse_address(py::handle value, std::string_view field, std::uint8_t* out, 
   if (!py::isinstance<py::str>(value))
     raise("EncodeError", fmt::format("{}: expected an address string", field));
   const std::string text = value.cast<std::string>();
+  const auto put = [&](const auto& address) {
+    std::copy(address->begin(), address->end(), out);
+    return true;
+  };
   bool ok = false;
   if (size == 6) {
-    unsigned v[6];
-    char tail;
-    ok = std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4],
-                     &v[5], &tail) == 6;
-    for (int i = 0; ok && i < 6; ++i) out[i] = static_cast<std::uint8_t>(v[i]);
+    if (const auto mac = parse_mac(text)) ok = put(mac);
   } else if (size == 4) {
-    ok = inet_pton(AF_INET, text.c_str(), out) == 1;
+    if (const auto ip = parse_ipv4(text)) ok = put(ip);
   } else if (size == 16) {
-    ok = inet_pton(AF_INET6, text.c_str(), out) == 1;
+    if (const auto ip = parse_ipv6(text)) ok = put(ip);
   }
   if (!ok) raise("EncodeError", fmt::format("{}: '{}' is not a valid address", field, text));
 }

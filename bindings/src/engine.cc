@@ -349,10 +349,10 @@ void register_engine(py::module_& m) {
       .def("addresses", [](H& h) {
         const auto a = h.get().addresses();
         py::dict d;
-        d["tester_mac"] = address_text(Bytes(a.tester.mac.data(), 6));
-        d["tester_ip"] = address_text(Bytes(a.tester.ip.data(), 4));
-        d["target_mac"] = address_text(Bytes(a.device.mac.data(), 6));
-        d["target_ip"] = address_text(Bytes(a.device.ip.data(), 4));
+        d["tester_mac"] = format_mac(a.tester.mac);
+        d["tester_ip"] = format_ipv4(a.tester.ip);
+        d["target_mac"] = format_mac(a.device.mac);
+        d["target_ip"] = format_ipv4(a.device.ip);
         d["udp_port"] = a.udp_port;
         return d;
       });

@@ -30,7 +30,7 @@ py::object value_to_py(const FieldValue& v, const FieldDef* f) {
   if (const auto* s = std::get_if<std::string_view>(&v)) return py::str(s->data(), s->size());
   if (const auto* b = std::get_if<Bytes>(&v))
     return py::bytes(reinterpret_cast<const char*>(b->data()), b->size());
-  return py::str(address_text(std::get<Address>(v).bytes));
+  return py::str(format_address(std::get<Address>(v).bytes));
 }
 
 std::size_t address_size(FieldType t) {
@@ -118,7 +118,7 @@ py::object to_py(const T& v) {
   } else if constexpr (std::is_same_v<T, Bytes>) {
     return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
   } else {  // std::array<std::uint8_t, N>: an address
-    return py::str(address_text(Bytes(v.data(), v.size())));
+    return py::str(format_address(Bytes(v.data(), v.size())));
   }
 }
 

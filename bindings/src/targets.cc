@@ -29,8 +29,8 @@ py::object from_json(const nlohmann::json& value) {
 
 py::dict endpoint(const engine::Endpoint& e) {
   py::dict d;
-  d["mac"] = address_text(Bytes(e.mac.data(), 6));
-  d["ip"] = address_text(Bytes(e.ip.data(), 4));
+  d["mac"] = format_mac(e.mac);
+  d["ip"] = format_ipv4(e.ip);
   return d;
 }
 

@@ -15,6 +15,8 @@
 
 #include "cases/builtin.h"
 #include "control/client.h"
+#include "control/fields.h"
+#include "dissector/address_text.h"
 #include "suite/engine/frame_builder.h"
 
 namespace roceconf::cases {
@@ -31,14 +33,8 @@ void step(CaseContext& ctx, std::string_view what) {
   ctx.set_step(fmt::format("{}: {}", kSource, what));
 }
 
-std::string hex(std::span<const std::uint8_t> bytes) {
-  std::string out;
-  for (auto b : bytes) out += fmt::format("{:02x}", b);
-  return out;
-}
-
 std::string pattern_hex(std::uint32_t seed, std::size_t len) {
-  return hex(engine::fill_pattern(seed, len));
+  return ctl::to_hex(engine::fill_pattern(seed, len));
 }
 
 // The target's control API, typed, over CaseContext::control (which records each exchange and
@@ -158,7 +154,7 @@ void write_mr(CaseContext& ctx, const ctl::RegMrReply& mr, std::uint64_t offset,
 
 std::string read_mr(CaseContext& ctx, const ctl::RegMrReply& mr, std::uint64_t offset,
                     std::uint64_t len) {
-  return hex(Control(ctx).setup(ctl::ReadMr{mr.handle, offset, len}).data);
+  return ctl::to_hex(Control(ctx).setup(ctl::ReadMr{mr.handle, offset, len}).data);
 }
 
 ctl::SendWr send_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint64_t offset,
@@ -169,14 +165,6 @@ ctl::SendWr send_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint64_
   wr.send_flags = {"SIGNALED"};
   wr.sg_list = {{mr.addr + offset, length, mr.lkey}};
   return wr;
-}
-
-std::string mac_text(const MacAddress& m) {
-  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4],
-                     m[5]);
-}
-std::string ip_text(const Ipv4Address& a) {
-  return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
 }
 
 // The attributes of the three transitions RESET->INIT->RTR->RTS towards the tester's QP `c`.
@@ -201,8 +189,8 @@ ctl::QpAttr rtr_attr(CaseContext& ctx, const Connection& c) {
   a.max_dest_rd_atomic = 1;
   a.min_rnr_timer = 1;
   ctl::AddressVector av;
-  av.dgid = ip_text(tester.ip);
-  av.dmac = mac_text(tester.mac);
+  av.dgid = format_ipv4(tester.ip);
+  av.dmac = format_mac(tester.mac);
   av.hop_limit = 64;
   a.ah_attr = std::move(av);
   return a;

@@ -16,8 +16,8 @@
 
 #include "control/codec.h"
 #include "control/ops.h"
+#include "dissector/address_text.h"
 #include "suite/engine/raw_target.h"
-#include "suite/reference_nic/address_text.h"
 
 namespace roceconf::engine {
 namespace {
@@ -74,7 +74,7 @@ std::expected<std::unique_ptr<DaemonTarget>, std::string> DaemonTarget::start(
   std::vector<std::string> words = {binary,        "target",
                                     "--interface", t->lab_->target().interface,
                                     "--netns",     t->lab_->target().netns,
-                                    "--ip",        target::format_ipv4(t->lab_->target().ip),
+                                    "--ip",        format_ipv4(t->lab_->target().ip),
                                     "--udp-port",  std::to_string(options.udp_port),
                                     "--listen",    std::to_string(options.service_port),
                                     "--control",   t->control_path()};

@@ -1,12 +1,11 @@
 #include "suite/engine/frame_builder.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "dissector/address_text.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/field_table.h"
 #include "dissector/mad/cm_fields.h"
@@ -61,25 +60,18 @@ Packet base_packet(const Addresses& addr) {
 std::expected<std::vector<std::uint8_t>, std::string> address_bytes(std::string_view key,
                                                                     std::string_view text,
                                                                     FieldType type) {
-  const std::string t(text);
+  const auto bytes = [](const auto& a) { return std::vector<std::uint8_t>(a.begin(), a.end()); };
   if (type == FieldType::kMac) {
-    std::vector<std::uint8_t> out;
-    std::size_t at = 0;
-    while (at <= t.size() && out.size() < 7) {
-      const std::size_t end = std::min(t.find(':', at), t.size());
-      auto v = parse_uint("0x" + t.substr(at, end - at));
-      if (!v || *v > 0xFF || end == at) break;
-      out.push_back(static_cast<std::uint8_t>(*v));
-      at = end + 1;
-    }
-    if (out.size() == 6 && at == t.size() + 1) return out;
+    if (const auto mac = parse_mac(text)) return bytes(*mac);
     return std::unexpected(fmt::format("{}: '{}' is not a MAC address", key, text));
   }
-  std::vector<std::uint8_t> out(type == FieldType::kIpv4 ? 4 : 16);
-  if (inet_pton(type == FieldType::kIpv4 ? AF_INET : AF_INET6, t.c_str(), out.data()) != 1)
-    return std::unexpected(fmt::format("{}: '{}' is not an {} address", key, text,
-                                       type == FieldType::kIpv4 ? "IPv4" : "IPv6"));
-  return out;
+  if (type == FieldType::kIpv4) {
+    if (const auto ip = parse_ipv4(text)) return bytes(*ip);
+  } else if (const auto ip = parse_ipv6(text)) {
+    return bytes(*ip);
+  }
+  return std::unexpected(fmt::format("{}: '{}' is not an {} address", key, text,
+                                     type == FieldType::kIpv4 ? "IPv4" : "IPv6"));
 }
 
 // A number for `f`: decimal, 0x hex, true/false, or one of the field's value names.

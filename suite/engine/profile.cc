@@ -10,15 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "suite/reference_nic/address_text.h"
+#include "dissector/address_text.h"
 
 namespace roceconf::engine {
 namespace {
-
-using target::format_ipv4;
-using target::format_mac;
-using target::parse_ipv4;
-using target::parse_mac;
 
 constexpr std::array<std::string_view, 20> kKeys = {
     "interface",    "target_mac",   "target_ip",   "tester_mac", "tester_ip",

@@ -10,13 +10,10 @@
 #include "capture/port/raw_socket_port.h"
 #include "control/auth.h"
 #include "control/ops.h"
-#include "suite/reference_nic/address_text.h"
+#include "dissector/address_text.h"
 
 namespace roceconf::engine {
 namespace {
-
-using target::format_ipv4;
-using target::format_mac;
 
 constexpr std::size_t kEthHeader = 14;
 constexpr std::size_t kVlanTag = 4;

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "suite/reference_nic/address_text.h"
+#include "dissector/address_text.h"
 
 extern char** environ;
 
@@ -194,7 +194,7 @@ std::expected<LinkInfo, std::string> link_info(const VethSide& side) {
         fmt::format("`ip -n {} -j link show dev {}` gave no link", side.netns, side.interface));
   const nlohmann::json& link = parsed[0];
   LinkInfo info;
-  const auto mac = target::parse_mac(link.value("address", ""));
+  const auto mac = parse_mac(link.value("address", ""));
   if (!mac)
     return std::unexpected(
         fmt::format("no MAC address for {} in namespace {}", side.interface, side.netns));
@@ -239,7 +239,7 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
   for (VethSide* side : {&lab->a_, &lab->b_}) {
     const std::string& ns = side->netns;
     const std::string& dev = side->interface;
-    const std::string address = fmt::format("{}/24", target::format_ipv4(side->ip));
+    const std::string address = fmt::format("{}/24", format_ipv4(side->ip));
     // No IPv6 link-local address: no DAD, router solicitations or MLD reports on the wire.
     if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "addrgenmode", "none"}); !r)
       return std::unexpected(r.error());
@@ -294,8 +294,8 @@ std::expected<void, std::string> VethLab::teardown() {
 
 std::string VethLab::describe() const {
   return fmt::format("veth {} (netns {}, {}, {}) <-> {} (netns {}, {}, {}), MTU {}", a_.interface,
-                     a_.netns, target::format_mac(a_.mac), target::format_ipv4(a_.ip), b_.interface,
-                     b_.netns, target::format_mac(b_.mac), target::format_ipv4(b_.ip), mtu_);
+                     a_.netns, format_mac(a_.mac), format_ipv4(a_.ip), b_.interface, b_.netns,
+                     format_mac(b_.mac), format_ipv4(b_.ip), mtu_);
 }
 
 }  // namespace roceconf::engine

@@ -19,8 +19,8 @@
 #include "control/fields.h"
 #include "control/lines.h"
 #include "control/ops.h"
+#include "dissector/address_text.h"
 #include "dissector/mad/rdma_cm.h"
-#include "suite/reference_nic/address_text.h"
 #include "suite/reference_nic/cm_agent.h"
 
 namespace roceconf::target {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "suite/reference_nic/address_text.h"
+#include "dissector/address_text.h"
 
 namespace roceconf::target {
 namespace {

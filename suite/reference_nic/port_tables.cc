@@ -1,9 +1,8 @@
 #include "suite/reference_nic/port_tables.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 
+#include "dissector/address_text.h"
 #include "dissector/names.h"
 
 namespace roceconf::target {
@@ -59,25 +58,6 @@ Gid gid_link_local(const MacAddress& mac) {
   g[14] = mac[4];
   g[15] = mac[5];
   return g;
-}
-
-std::optional<Gid> parse_gid(std::string_view text) {
-  const std::string s(text);
-  std::array<std::uint8_t, 4> v4{};
-  if (inet_pton(AF_INET, s.c_str(), v4.data()) == 1) return gid_from_ipv4(v4);
-  Gid g{};
-  if (inet_pton(AF_INET6, s.c_str(), g.data()) == 1) return g;
-  return std::nullopt;
-}
-
-std::string format_gid(const Gid& gid) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (const auto v4 = gid_ipv4(gid)) {
-    inet_ntop(AF_INET, v4->data(), buf, sizeof buf);
-    return std::string("::ffff:") + buf;
-  }
-  inet_ntop(AF_INET6, gid.data(), buf, sizeof buf);
-  return buf;
 }
 
 VerbsResult<std::uint32_t> GidTable::add(const Gid& gid, GidType type) {

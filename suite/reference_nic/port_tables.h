@@ -49,10 +49,6 @@ bool gid_is_ipv4_mapped(const Gid& gid);
 std::optional<std::array<std::uint8_t, 4>> gid_ipv4(const Gid& gid);
 // fe80::/64 with the modified EUI-64 of the MAC: the default GID 0 of a RoCE port.
 Gid gid_link_local(const MacAddress& mac);
-// Accepts "192.0.2.1" (as ::ffff:192.0.2.1) or any IPv6 text form.
-std::optional<Gid> parse_gid(std::string_view text);
-// "::ffff:192.0.2.1" for IPv4-mapped GIDs, RFC 5952 text otherwise.
-std::string format_gid(const Gid& gid);
 
 // Fixed-size table; an index names a GID in address vectors (sgid_index) as in verbs.
 class GidTable {

@@ -33,13 +33,13 @@
 #include "capture/port/raw_socket_port.h"
 #include "control/auth.h"
 #include "control/rcnf_private_data.h"
+#include "dissector/address_text.h"
 #include "dissector/packet.h"
 #include "suite/engine/control_client.h"
 #include "suite/engine/daemon_target.h"
 #include "suite/engine/profile.h"
 #include "suite/engine/raw_target.h"
 #include "suite/engine/veth_lab.h"
-#include "suite/reference_nic/address_text.h"
 #include "suite/reference_nic/control_server.h"
 #include "suite/reference_nic/test/peer_frames.h"
 
@@ -49,9 +49,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
-using target::format_mac;
-using target::parse_ipv4;
-using target::parse_mac;
 
 class TempDir {
  public:

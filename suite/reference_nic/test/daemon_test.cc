@@ -28,8 +28,8 @@
 
 #include "capture/port/raw_socket_port.h"
 #include "control/rcnf_private_data.h"
+#include "dissector/address_text.h"
 #include "dissector/mad/rdma_cm.h"
-#include "suite/reference_nic/address_text.h"
 #include "suite/reference_nic/cm_agent.h"
 #include "suite/reference_nic/nic.h"
 #include "suite/reference_nic/test/line_client.h"

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dissector/address_text.h"
+
 namespace roceconf::target {
 namespace {
 
