@@ -2,11 +2,11 @@
 // QP, CQ, NAK and data cases that the script language cannot say yet: the target as requester
 // (its SENDs are received and ACKed by the tester), QPs brought up step by step, memory regions
 // with chosen rights, addresses computed from the region's length, and async events. The target
-// is driven through the typed control client (control/client.h) over the case's control step.
+// is driven with the control library's typed requests (control/messages.h) through the case's
+// control steps.
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <expected>
 #include <functional>
 #include <optional>
 #include <span>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "cases/builtin.h"
-#include "control/client.h"
 #include "control/fields.h"
+#include "control/messages.h"
 #include "dissector/address_text.h"
 #include "suite/engine/frame_builder.h"
 
@@ -37,47 +37,29 @@ std::string pattern_hex(std::uint32_t seed, std::size_t len) {
   return ctl::to_hex(engine::fill_pattern(seed, len));
 }
 
-// The target's control API, typed, over CaseContext::control (which records each exchange and
-// ERRORs the case when the transport fails).
+// The target's control API as the cases use it: set-up steps through CaseContext::setup (a
+// refusal is INCONCLUSIVE), the step under test through must (a refusal FAILs).
 class Control {
  public:
-  explicit Control(CaseContext& ctx)
-      : ctx_(ctx),
-        client_(
-            [&ctx](const nlohmann::json& request) -> std::expected<nlohmann::json, std::string> {
-              return ctx.control(request);
-            }) {}
+  explicit Control(CaseContext& ctx) : ctx_(ctx) {}
 
-  // A set-up step: a refusal makes the case INCONCLUSIVE (as CaseContext::control_ok).
   template <typename Request>
   typename Request::Reply setup(const Request& request) {
-    auto reply = client_.call(request);
-    if (!reply) {
-      if (reply.error().kind == ctl::Error::Kind::kRefused)
-        ctx_.inconclusive(fmt::format("set-up step {} failed on the target: {}", Request::kOp,
-                                      reply.error().message));
-      ctx_.error(fmt::format("control API: {}: {}", Request::kOp, reply.error().message));
-    }
-    return std::move(*reply);
+    return ctx_.setup(request);
   }
-  // The step under test: a refusal FAILs the case (setup would call it INCONCLUSIVE, which is
-  // right only for set-up).
   template <typename Request>
   typename Request::Reply must(const Request& request, std::string_view what) {
-    auto reply = client_.call(request);
+    auto reply = ctx_.call(request);  // ERRORs the case unless the answer is a refusal
     if (!reply) {
       const ctl::Error& e = reply.error();
-      if (e.kind == ctl::Error::Kind::kRefused)
-        ctx_.fail(fmt::format("{}: refused ({})", what, e.message),
-                  {{std::string(what), "ok", e.errno_name.empty() ? "error" : e.errno_name}});
-      ctx_.error(fmt::format("control API: {}: {}", Request::kOp, e.message));
+      ctx_.fail(fmt::format("{}: refused ({})", what, e.message),
+                {{std::string(what), "ok", e.errno_name.empty() ? "error" : e.errno_name}});
     }
     return std::move(*reply);
   }
 
  private:
   CaseContext& ctx_;
-  ctl::Client client_;
 };
 
 // The QP's state from query_qp must be `want`.
