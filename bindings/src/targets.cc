@@ -143,8 +143,7 @@ void register_targets(py::module_& m) {
             if (!res) raise("TransportError", res.error());
             return from_json(*res);
           },
-          py::arg("request"),
-          "One control-API request (control/CONTROL_API.md) and its response.")
+          py::arg("request"), "One control-API request (control/CONTROL_API.md) and its response.")
       .def("reset",
            [](const TargetHandle& t) {
              std::expected<void, std::string> ok;
