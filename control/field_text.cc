@@ -85,20 +85,16 @@ std::expected<json, std::string> qp_attr_value(std::string_view name, const std:
 
 }  // namespace
 
-std::optional<FieldValue> field(const WorkCompletion& wc, std::string_view name) {
-  return field_of(encode(wc), name);
-}
+FieldView::FieldView(const WorkCompletion& wc) : encoded_(encode(wc)) {}
+FieldView::FieldView(const QpAttr& attr) : encoded_(encode(attr)), sq_draining_(attr.sq_draining) {}
+FieldView::FieldView(const CmStatusReply& status) : encoded_(encode(status)) {}
 
-std::optional<FieldValue> field(const QpAttr& attr, std::string_view name) {
+std::optional<FieldValue> FieldView::operator()(std::string_view name) const {
   if (name == "sq_draining") {
-    if (!attr.sq_draining) return std::nullopt;
-    return FieldValue{std::nullopt, *attr.sq_draining ? "true" : "false"};
+    if (!sq_draining_) return std::nullopt;
+    return FieldValue{std::nullopt, *sq_draining_ ? "true" : "false"};
   }
-  return field_of(encode(attr), name);
-}
-
-std::optional<FieldValue> field(const CmStatusReply& status, std::string_view name) {
-  return field_of(encode(status), name);
+  return field_of(encoded_, name);
 }
 
 std::expected<QpAttr, std::string> qp_attr_from_text(const TextFields& fields) {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "control/messages.h"
 
 namespace roceconf::control {
@@ -24,11 +26,26 @@ struct FieldValue {
   std::string text;  // a number's decimal
 };
 
-// The field `name` of a completion, a QP's attributes (query_qp's, with sq_draining) or a
-// cm_status answer; nullopt for a field it does not have (or an optional one not given).
-std::optional<FieldValue> field(const WorkCompletion& wc, std::string_view name);
-std::optional<FieldValue> field(const QpAttr& attr, std::string_view name);
-std::optional<FieldValue> field(const CmStatusReply& status, std::string_view name);
+// A completion, a QP's attributes (query_qp's, with sq_draining) or a cm_status answer read by
+// field name: view(name) is nullopt for a field it does not have (or an optional one not given).
+// The message is encoded once, however many fields a comparison reads.
+class FieldView {
+ public:
+  explicit FieldView(const WorkCompletion& wc);
+  explicit FieldView(const QpAttr& attr);
+  explicit FieldView(const CmStatusReply& status);
+  std::optional<FieldValue> operator()(std::string_view name) const;
+
+ private:
+  nlohmann::json encoded_;
+  std::optional<bool> sq_draining_;  // QpAttr's, which the codec does not write
+};
+
+// One field, as FieldView(message)(name).
+template <typename Message>
+std::optional<FieldValue> field(const Message& message, std::string_view name) {
+  return FieldView(message)(name);
+}
 
 // `name=value` pairs as a case writes them. Numbers are decimal or 0x hex text.
 using TextFields = std::vector<std::pair<std::string, std::string>>;

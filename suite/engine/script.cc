@@ -158,15 +158,15 @@ struct Runner {
     // so on a connection's completion it is not compared.
     control::WorkCompletion got = wc[0];
     std::erase(got.wc_flags, "GRH");
-    const auto lookup = [&](std::string_view key) { return control::field(got, key); };
-    if (auto diffs = compare_fields(lookup, resolve(ctx, a.want), "wc", &c); !diffs.empty())
+    if (auto diffs = compare_fields(control::FieldView(got), resolve(ctx, a.want), "wc", &c);
+        !diffs.empty())
       ctx.fail("poll: the completion differs: " + control::describe(wc[0]), diffs);
   }
   void operator()(const step::Query& a) {
     Connection& c = ctx.connection(a.conn);
     const auto attr = ctx.setup(control::QueryQp{c.remote_qpn}).attr;
-    const auto lookup = [&](std::string_view key) { return control::field(attr, key); };
-    if (auto diffs = compare_fields(lookup, resolve(ctx, a.want), "qp", &c); !diffs.empty())
+    if (auto diffs = compare_fields(control::FieldView(attr), resolve(ctx, a.want), "qp", &c);
+        !diffs.empty())
       ctx.fail("query: the QP's attributes differ", diffs);
   }
   void operator()(const step::Modify& a) {

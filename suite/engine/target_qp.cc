@@ -140,8 +140,7 @@ void TargetQps::expect_status(Connection& c, const Assignments& want, TimeNs win
     if (!status)
       evidence_.inconclusive(
           fmt::format("cm_status failed on the target: {}", status.error().message));
-    const auto diffs = compare_fields(
-        [&](std::string_view key) { return control::field(*status, key); }, want, "cm_status");
+    const auto diffs = compare_fields(control::FieldView(*status), want, "cm_status");
     if (diffs.empty()) return;
     if (wire_.now() >= deadline)
       evidence_.fail(fmt::format("cm_status of {} within {} ms: {}", c.name, window / kMillisecond,
