@@ -25,7 +25,6 @@ class EmbeddedCases {
       const std::string& package_dir, const std::vector<std::string>& paths);
   ~EmbeddedCases();  // drops the cases, then stops the interpreter
 
-  const std::vector<engine::CaseDef>& cases() const;
   // Runs `body` with the interpreter's lock released, so cases take it only while they run.
   int run(const std::function<int(const std::vector<engine::CaseDef>&)>& body);
 

@@ -24,10 +24,6 @@ EmbeddedCases::~EmbeddedCases() {
   state_->cases.clear();
 }
 
-const std::vector<engine::CaseDef>& EmbeddedCases::cases() const {
-  return state_->cases;
-}
-
 int EmbeddedCases::run(const std::function<int(const std::vector<engine::CaseDef>&)>& body) {
   py::gil_scoped_release release;
   return body(state_->cases);
