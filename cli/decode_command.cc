@@ -6,16 +6,19 @@
 #include <cstdio>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "capture/pcap_reader.h"
 #include "capture/read_ahead.h"
+#include "cli/json_fields.h"
+#include "dissector/analysis/connection_stats.h"
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/summary.h"
-#include "cli/json_fields.h"
 
 namespace roceconf::cli {
 
@@ -135,44 +138,120 @@ int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
-// Per request channel (a QP's requests to its peer): what the PSN analysis saw, and whether
-// the capture is complete enough to grade the responder (no PSN it acknowledged is missing).
+std::string qp_text(const std::string& address, std::optional<std::uint32_t> qpn) {
+  return qpn ? fmt::format("{} QP {:#08x}", address, *qpn) : fmt::format("{} QP ?", address);
+}
+
+Json direction_json(const analysis::DirectionStats& d) {
+  Json naks = Json::object();
+  for (std::size_t i = 0; i < d.naks.size(); ++i) naks[analysis::nak_code_key(i)] = d.naks[i];
+  Json rt = Json::object();
+  rt["count"] = d.response_time.count();
+  if (d.response_time.count() != 0) {
+    rt["median_ns"] = d.response_time.quantile(0.5);
+    rt["p99_ns"] = d.response_time.quantile(0.99);
+    rt["min_ns"] = d.response_time.min();
+    rt["max_ns"] = d.response_time.max();
+  }
+  Json j{{"channel", d.channel},  {"peer_channel", d.peer_channel}, {"connection", d.connection},
+         {"source", d.requester}, {"destination", d.responder},     {"qpn", d.responder_qpn}};
+  if (d.requester_qpn) j["source_qpn"] = *d.requester_qpn;
+  j.update(Json{{"packets", d.packets},
+                {"bytes", d.bytes},
+                {"requests", d.requests},
+                {"messages", d.messages},
+                {"retransmissions", d.retransmissions},
+                {"out_of_sequence", d.out_of_sequence},
+                {"duplicates", d.duplicates},
+                {"responses", d.responses},
+                {"acks", d.acks},
+                {"read_responses", d.read_responses},
+                {"naks", std::move(naks)},
+                {"rnr_naks", d.rnr_naks},
+                {"rnr_wait_ns", d.rnr_wait_ns},
+                {"not_captured", d.not_captured},
+                {"response_time", std::move(rt)},
+                {"delivered_bytes", d.delivered},
+                {"seconds", d.seconds()},
+                {"goodput_bps", d.goodput_bps()},
+                {"gradable", d.gradable()}});
+  return j;
+}
+
+std::string rate_text(double bps) {
+  if (bps >= 1e9) return fmt::format("{:.2f} Gbit/s", bps / 1e9);
+  if (bps >= 1e6) return fmt::format("{:.1f} Mbit/s", bps / 1e6);
+  if (bps >= 1e3) return fmt::format("{:.1f} kbit/s", bps / 1e3);
+  return fmt::format("{:.0f} bit/s", bps);
+}
+
+std::string duration_or_dash(std::int64_t ns) {
+  return ns < 0 ? "-" : analysis::format_duration(ns);
+}
+
+// Per connection (QP pair, bound through CM when the capture has the exchange) and direction:
+// traffic, loss recovery, NAKs by code, RNR waits, response times and goodput, and whether the
+// capture is complete enough to grade the responder (no PSN it acknowledged is missing).
 int print_connections(PcapReader reader, const DecodeOptions& options, bool json, Output& out) {
   Packet packet;
   analysis::StreamAnalyzer analyzer(stream_options());
+  analysis::ConnectionStats stats;
   ReadAhead frames(std::move(reader));
   std::uint64_t number = 0;
   while (const ReadAhead::Batch* batch = frames.next()) {
     for (std::size_t i = 0; i < batch->size(); ++i) {
       const CaptureFrame frame = batch->frame(i);
       decode_into(packet, frame.data, frames.link_type(), options);
-      analyzer.add(++number, static_cast<std::int64_t>(frame.time_ns), packet);
+      const auto time = static_cast<std::int64_t>(frame.time_ns);
+      const analysis::FrameAnalysis& fa = analyzer.add(++number, time, packet);
+      if (fa.rc) stats.add(packet, frame.orig_length, time, *fa.rc);
     }
   }
-  const auto channels = analyzer.rc().summaries();
+  const std::vector<analysis::ConnectionSummary> connections = stats.connections();
   if (json) {
-    for (const analysis::RcChannelSummary& c : channels) {
-      Json j{{"channel", c.channel},           {"source", c.source},
-             {"destination", c.destination},   {"qpn", c.qpn},
-             {"peer_channel", c.peer_channel}, {"connection", c.connection},
-             {"requests", c.requests},         {"out_of_sequence", c.out_of_sequence},
-             {"duplicates", c.duplicates},     {"retransmissions", c.retransmissions},
-             {"not_captured", c.not_captured}, {"gradable", c.gradable()}};
+    for (const analysis::ConnectionSummary& c : connections) {
+      Json j{{"connection", c.number}};
+      if (c.connection != 0) j["cm_connection"] = c.connection;
+      Json dirs = Json::array();
+      for (const analysis::DirectionStats& d : c.directions) dirs.push_back(direction_json(d));
+      j.update(Json{{"packets", c.packets()},
+                    {"bytes", c.bytes()},
+                    {"seconds", static_cast<double>(c.last_ns() - c.first_ns()) / 1e9},
+                    {"goodput_bps", c.goodput_bps()},
+                    {"gradable", c.gradable()},
+                    {"directions", std::move(dirs)}});
       out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
     }
   } else {
+    const auto bound =
+        std::ranges::count_if(connections, [](const auto& c) { return c.connection != 0; });
     const auto gradable =
-        std::ranges::count_if(channels, [](const auto& c) { return c.gradable(); });
-    out.print("request channels: {} ({} complete enough to grade)\n", channels.size(), gradable);
-    out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", "channel",
-              "source -> destination QP", "requests", "out-of-seq", "dups", "retrans", "conn",
-              "not captured", "grade");
-    for (const analysis::RcChannelSummary& c : channels) {
-      out.print("{:>7}  {:<40} {:>8} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", c.channel,
-                fmt::format("{} -> {} {:#08x}", c.source, c.destination, c.qpn), c.requests,
-                c.out_of_sequence, c.duplicates, c.retransmissions,
-                c.connection != 0 ? std::to_string(c.connection) : "-", c.not_captured,
-                c.gradable() ? "complete" : "incomplete: not graded");
+        std::ranges::count_if(connections, [](const auto& c) { return c.gradable(); });
+    out.print("connections: {} ({} bound through CM, {} complete enough to grade)\n",
+              connections.size(), bound, gradable);
+    if (stats.unattributed() != 0)
+      out.print("responses matched to no requests: {}\n", stats.unattributed());
+    constexpr auto kRow =
+        "{:>4} {:>3}  {:<58} {:>8} {:>11} {:>7} {:>7} {:>5} {:>5}  {:<11} {:>10} {:>10} {:>10} "
+        "{:>13} {:>6}  {}\n";
+    out.print(kRow, "conn", "CM", "requester -> responder", "packets", "bytes", "msgs", "retrans",
+              "oos", "dups", "NAK s/i/a/o/r", "RNR (wait)", "resp p50", "resp p99", "goodput",
+              "gaps", "grade");
+    for (const analysis::ConnectionSummary& c : connections) {
+      for (const analysis::DirectionStats& d : c.directions) {
+        const std::string naks = fmt::format("{}", fmt::join(d.naks, "/"));
+        const std::string rnr =
+            d.rnr_naks == 0
+                ? "0"
+                : fmt::format("{} ({})", d.rnr_naks, analysis::format_duration(d.rnr_wait_ns));
+        out.print(kRow, c.number, c.connection != 0 ? std::to_string(c.connection) : "-",
+                  fmt::format("{} -> {}", qp_text(d.requester, d.requester_qpn),
+                              qp_text(d.responder, d.responder_qpn)),
+                  d.packets, d.bytes, d.messages, d.retransmissions, d.out_of_sequence,
+                  d.duplicates, naks, rnr, duration_or_dash(d.response_time.quantile(0.5)),
+                  duration_or_dash(d.response_time.quantile(0.99)), rate_text(d.goodput_bps()),
+                  d.not_captured, d.gradable() ? "complete" : "incomplete: not graded");
+      }
     }
   }
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
@@ -290,9 +369,11 @@ void add_decode_command(CLI::App& app, std::function<int()>& run) {
                 "totals by opcode and finding, ICRC failures and decode speed")
       ->excludes(json);
   cmd->add_flag("--connections", args->connections,
-                "per RC/UC request channel: requests, out of sequence, duplicates, "
-                "retransmissions, PSNs acknowledged but not captured, and whether the capture "
-                "is complete enough to grade the responder (with --json: one object a channel)")
+                "per RC/UC connection and direction: packets, bytes, messages, "
+                "retransmissions, out of sequence, duplicates, NAKs by code, RNR NAKs and "
+                "waits, response time (median, p99), goodput, PSNs acknowledged but not "
+                "captured, and whether the capture is complete enough to grade the responder "
+                "(with --json: one object a connection)")
       ->excludes("--stats");
   cmd->add_option("--udp-port", args->udp_port, "UDP destination port that carries RoCEv2")
       ->check(CLI::Range(1, 65535))

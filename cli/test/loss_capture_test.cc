@@ -15,10 +15,10 @@
 
 #include "capture/pcap_reader.h"
 #include "capture/test/capture_files.h"
+#include "cli/test/run_binary.h"
 #include "dissector/analysis/test/loss_capture.h"
 #include "dissector/names.h"
 #include "dissector/packet.h"
-#include "cli/test/run_binary.h"
 #include "suite/engine/annotator.h"
 
 namespace roceconf {
@@ -185,12 +185,16 @@ TEST(LossCapture, ConnectionsSayWhetherTheCaptureCanGrade) {
   const test::RunResult a = test::run_roceconf({"decode", "--connections", "--json", lossy}, dir);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   ASSERT_EQ(a.out_lines().size(), 1u) << a.out;
-  const auto j = nlohmann::json::parse(a.out_lines()[0]);
+  const auto conn = nlohmann::json::parse(a.out_lines()[0]);
+  EXPECT_EQ(conn["gradable"], false);
+  ASSERT_EQ(conn["directions"].size(), 1u);
+  const auto& j = conn["directions"][0];
   EXPECT_EQ(j["requests"], 3);
   EXPECT_EQ(j["not_captured"], 2);
   EXPECT_EQ(j["gradable"], false);
   const test::RunResult text = test::run_roceconf({"decode", "--connections", lossy}, dir);
-  EXPECT_NE(text.out.find("request channels: 1 (0 complete enough to grade)"), std::string::npos)
+  EXPECT_NE(text.out.find("connections: 1 (0 bound through CM, 0 complete enough to grade)"),
+            std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("incomplete: not graded"), std::string::npos) << text.out;
 
@@ -198,13 +202,64 @@ TEST(LossCapture, ConnectionsSayWhetherTheCaptureCanGrade) {
       test::run_roceconf({"decode", "--connections", "--json", requester}, dir);
   ASSERT_EQ(b.exit_code, 0) << b.err;
   ASSERT_EQ(b.out_lines().size(), 1u) << b.out;
-  const auto k = nlohmann::json::parse(b.out_lines()[0]);
+  const auto k = nlohmann::json::parse(b.out_lines()[0])["directions"][0];
   EXPECT_EQ(k["requests"], 10);
   EXPECT_EQ(k["duplicates"], 0);
   EXPECT_EQ(k["out_of_sequence"], 0);
   EXPECT_EQ(k["retransmissions"], 4);
   EXPECT_EQ(k["not_captured"], 0);
   EXPECT_EQ(k["gradable"], true);
+  EXPECT_EQ(k["naks"]["psn_seq_err"], 1);
+  EXPECT_EQ(k["acks"], 1);
+  EXPECT_EQ(k["messages"], 6);  // PSNs 0-5; the resends are not new messages
+  EXPECT_EQ(k["response_time"]["count"], 2);
+}
+
+// `decode --connections` on the real loss capture. The counts are those of Wireshark's own
+// InfiniBand dissector (tshark -d udp.port==4791,infiniband, grouped by addresses, DestQP and
+// AETH syndrome): the write stream's 572 requests to QP 0x29 (2,378,280 bytes) and 35
+// responses to QP 0x2a (2,170 bytes: 17 ACKs, 18 sequence-error NAKs).
+TEST(LossCapture, ConnectionsOfTheRealCapture) {
+  if (!std::filesystem::exists(capture_path()))
+    GTEST_SKIP() << "shared capture " << kLossCapture << " is absent from "
+                 << ROCECONF_SHARED_CAPTURES;
+  test::TempDir dir;
+  const test::RunResult r =
+      test::run_roceconf({"decode", "--connections", "--json", capture_path().string()}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.out_lines().size(), 2u) << r.out;
+  const auto write = nlohmann::json::parse(r.out_lines()[1]);
+  EXPECT_EQ(write["cm_connection"], 2);
+  EXPECT_EQ(write["packets"], 607);
+  EXPECT_EQ(write["bytes"], 2380450);
+  ASSERT_EQ(write["directions"].size(), 1u);
+  const auto& d = write["directions"][0];
+  EXPECT_EQ(d["source"], "192.0.2.11");
+  EXPECT_EQ(d["qpn"], 0x29);
+  EXPECT_EQ(d["source_qpn"], 0x2a);
+  EXPECT_EQ(d["requests"], 572);
+  EXPECT_EQ(d["responses"], 35);
+  EXPECT_EQ(d["acks"], 17);
+  EXPECT_EQ(d["naks"]["psn_seq_err"], 18);
+  EXPECT_EQ(d["naks"]["inv_req"], 0);
+  EXPECT_EQ(d["gradable"], true);  // every PSN acknowledged is in the capture
+  EXPECT_GT(d["retransmissions"].get<int>(), 0);
+  EXPECT_LE(d["response_time"]["median_ns"].get<std::int64_t>(),
+            d["response_time"]["p99_ns"].get<std::int64_t>());
+  // Both directions of the synchronisation connection (CM 1).
+  const auto sync = nlohmann::json::parse(r.out_lines()[0]);
+  EXPECT_EQ(sync["cm_connection"], 1);
+  EXPECT_EQ(sync["directions"].size(), 2u);
+  EXPECT_EQ(sync["packets"], 64);
+
+  const test::RunResult text =
+      test::run_roceconf({"decode", "--connections", capture_path().string()}, dir);
+  EXPECT_NE(text.out.find("connections: 2 (2 bound through CM, 2 complete enough to grade)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("192.0.2.11 QP 0x00002a -> 192.0.2.12 QP 0x000029"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("18/0/0/0/0"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -664,6 +664,7 @@ void RcTracker::Impl::request(Channel& ch, const Packet& p, const OpcodeInfo& op
   }
   if (accepted) {
     info.psn_state = PsnState::kExpected;
+    if (is_data(op.kind)) info.delivered = length;
     accept(r, psn::add(psn, fresh.span));
   } else if (d > 0) {
     info.psn_state = PsnState::kOutOfSequence;
@@ -818,6 +819,7 @@ void RcTracker::Impl::response(Channel& ch, const Packet& p, const OpcodeInfo& o
       if (k == e->read_seen + 1) {
         e->read_bytes += length;
         e->read_seen = k;
+        info.delivered = length;
       } else if (k > e->read_seen + 1) {
         e->read_gap = true;
         e->read_seen = k;

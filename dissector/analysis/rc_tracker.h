@@ -58,6 +58,9 @@ struct RcFrameInfo {
   std::uint32_t connection = 0;  // CM connection, 0 when none
   std::uint32_t psn = 0;
   std::uint32_t pmtu = 0;  // 0 while unknown
+  // Payload bytes this frame delivers for the first time: SEND/WRITE data the responder
+  // accepted at its expected PSN, or READ response data in order (for goodput).
+  std::uint32_t delivered = 0;
   PmtuSource pmtu_source = PmtuSource::kUnknown;
 
   // Requests. expected_psn is the responder's: it moves only when the request at it arrives
