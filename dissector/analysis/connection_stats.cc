@@ -154,9 +154,10 @@ const DirectionStats* ConnectionStats::add(const Packet& p, std::uint32_t wire_l
         d.rnr_wait_ns += time_ns - pending.rnr_ns;
         pending.rnr_ns = -1;
       }
-    } else if (ends_message(op)) {
-      ++d.messages;
     }
+    // A message counts once, where its last PSN is first on the wire (a go-back-N resend of a
+    // PSN whose first copy the capture missed included).
+    if (ends_message(op) && info.retransmission_of == 0) ++d.messages;
     if (info.delivered != 0) {
       pending.delivered_psn = p.bth->psn;
       pending.delivered_bytes = info.delivered;

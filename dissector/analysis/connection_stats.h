@@ -56,7 +56,7 @@ struct DirectionStats {
   std::uint64_t packets = 0;  // requests and their responses
   std::uint64_t bytes = 0;    // on the wire
   std::uint64_t requests = 0;
-  std::uint64_t messages = 0;  // new requests that end a message (ONLY, LAST, READ, atomics)
+  std::uint64_t messages = 0;  // requests ending a message (ONLY, LAST, READ, atomics), once
   std::uint64_t retransmissions = 0;
   std::uint64_t out_of_sequence = 0;
   std::uint64_t duplicates = 0;

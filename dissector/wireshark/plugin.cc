@@ -26,9 +26,10 @@
 #include <vector>
 
 #include "dissector/analysis/stream_analyzer.h"
+#include "dissector/evidence_comment.h"
 #include "dissector/finding.h"
 #include "dissector/packet.h"
-#include "dissector/evidence_comment.h"
+#include "dissector/wireshark/connection_tap.h"
 #include "dissector/wireshark/field_catalogue.h"
 #include "dissector/wireshark/frame_report.h"
 #include "dissector/wireshark/result_store.h"
@@ -69,6 +70,8 @@ struct State {
   analysis::FrameAnalysis stored;  // a stored result, rebuilt
   Packet packet;                   // the frame being dissected (decode_into reuses its storage)
   FrameReport report;
+  TapFrame tap_frame{&packet};  // queued on the roceconf tap (the connections table)
+  int tap = -1;
   std::string info;
   // Storage for registration strings, which epan keeps pointers to for the process lifetime.
   std::deque<std::string> names;
@@ -639,6 +642,8 @@ int dissect_roceconf(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*)
       analyse_frame(data, length, link, pinfo->num, time_ns, PINFO_FD_VISITED(pinfo), want_tree,
                     codec_fields, want_info, want_tree ? evidence_of(pinfo) : std::nullopt);
   if (outcome == Outcome::kNotRoce) return 0;
+  if (state->packet.bth && have_tap_listener(state->tap))
+    tap_queue_packet(state->tap, pinfo, &state->tap_frame);
   if (!state->info.empty()) col_append_str(pinfo->cinfo, COL_INFO, state->info.c_str());
   if (outcome == Outcome::kReport) {
     proto_item* root_item = proto_tree_add_item(tree, proto_roceconf, tvb, 0, 0, ENC_NA);
@@ -722,6 +727,7 @@ void register_protocol() {
                                  "Compute the Invariant CRC (and VCRC) of every frame",
                                  &pref_check_icrc);
 
+  state->tap = register_connection_tap();
   register_init_routine(init_routine);
   register_cleanup_routine(cleanup_routine);
 }

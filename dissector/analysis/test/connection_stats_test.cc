@@ -86,8 +86,9 @@ TEST(ConnectionStats, CountsADirectionsRequestsAndTheirResponses) {
   EXPECT_EQ(d.responses, 6u);
   EXPECT_EQ(d.packets, 16u);
   EXPECT_EQ(d.bytes, 1600u);
-  // Messages: SEND 0-1, 2, 3, 5, 6, WRITE 7; the resends are not new messages.
-  EXPECT_EQ(d.messages, 6u);
+  // Messages: SEND 0-1, 2, 3, 4 (its first copy never on the wire), 5, 6, WRITE 7; the resends
+  // of 5 and 6 are not new messages.
+  EXPECT_EQ(d.messages, 7u);
   EXPECT_EQ(d.retransmissions, 3u);
   EXPECT_EQ(d.out_of_sequence, 1u);
   EXPECT_EQ(d.duplicates, 0u);
