@@ -208,27 +208,21 @@ std::string duration_or_dash(std::int64_t ns) {
   return ns < 0 ? "-" : analysis::format_duration(ns);
 }
 
-// Per connection (QP pair, bound through CM when the capture has the exchange) and direction:
-// traffic, loss recovery, NAKs by code, RNR waits, response times and goodput, and whether the
-// capture is complete enough to grade the responder (no PSN it acknowledged is missing).
-int print_connections(PcapReader reader, const DecodeOptions& options, bool json, Output& out) {
-  Packet packet;
-  analysis::StreamAnalyzer analyzer(stream_options());
-  analysis::ConnectionStats stats;
-  ReadAhead frames(std::move(reader));
-  std::uint64_t number = 0;
-  while (const ReadAhead::Batch* batch = frames.next()) {
-    for (std::size_t i = 0; i < batch->size(); ++i) {
-      const CaptureFrame frame = batch->frame(i);
-      decode_into(packet, frame.data, frames.link_type(), options);
-      const WireClock wire = wire_clock(frame, frames.link_type());
-      const analysis::FrameAnalysis& fa = analyzer.add(++number, wire.time_ns, packet);
-      if (fa.rc) stats.add(packet, wire.length, wire.time_ns, *fa.rc);
-    }
+// Writes connections as they are handed over, and the totals at the end.
+class ConnectionPrinter {
+ public:
+  ConnectionPrinter(Output& out, bool json) : out_(out), json_(json) {
+    if (!json_)
+      out_.print(kRow, "conn", "CM", "requester -> responder", "packets", "bytes", "msgs",
+                 "retrans", "oos", "dups", "NAK s/i/a/o/r", "RNR (wait)", "resp p50", "resp p99",
+                 "goodput", "gaps", "grade");
   }
-  const std::vector<analysis::ConnectionSummary> connections = stats.connections();
-  if (json) {
-    for (const analysis::ConnectionSummary& c : connections) {
+
+  void print(const analysis::ConnectionSummary& c) {
+    ++count_;
+    bound_ += c.connection != 0 ? 1 : 0;
+    gradable_ += c.gradable() ? 1 : 0;
+    if (json_) {
       Json j{{"connection", c.number}};
       if (c.connection != 0) j["cm_connection"] = c.connection;
       Json dirs = Json::array();
@@ -239,40 +233,70 @@ int print_connections(PcapReader reader, const DecodeOptions& options, bool json
                     {"goodput_bps", c.goodput_bps()},
                     {"gradable", c.gradable()},
                     {"directions", std::move(dirs)}});
-      out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
+      out_.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
+      return;
     }
-  } else {
-    const auto bound =
-        std::ranges::count_if(connections, [](const auto& c) { return c.connection != 0; });
-    const auto gradable =
-        std::ranges::count_if(connections, [](const auto& c) { return c.gradable(); });
-    out.print("connections: {} ({} bound through CM, {} complete enough to grade)\n",
-              connections.size(), bound, gradable);
-    if (stats.unattributed() != 0)
-      out.print("responses matched to no requests: {}\n", stats.unattributed());
-    constexpr auto kRow =
-        "{:>4} {:>3}  {:<58} {:>8} {:>11} {:>7} {:>7} {:>5} {:>5}  {:<11} {:>10} {:>10} {:>10} "
-        "{:>13} {:>6}  {}\n";
-    out.print(kRow, "conn", "CM", "requester -> responder", "packets", "bytes", "msgs", "retrans",
-              "oos", "dups", "NAK s/i/a/o/r", "RNR (wait)", "resp p50", "resp p99", "goodput",
-              "gaps", "grade");
-    for (const analysis::ConnectionSummary& c : connections) {
-      for (const analysis::DirectionStats& d : c.directions) {
-        const std::string naks = fmt::format("{}", fmt::join(d.naks, "/"));
-        const std::string rnr =
-            d.rnr_naks == 0
-                ? "0"
-                : fmt::format("{} ({})", d.rnr_naks, analysis::format_duration(d.rnr_wait_ns));
-        out.print(kRow, c.number, c.connection != 0 ? std::to_string(c.connection) : "-",
-                  fmt::format("{} -> {}", qp_text(d.requester, d.requester_qpn),
-                              qp_text(d.responder, d.responder_qpn)),
-                  d.packets, d.bytes, d.messages, d.retransmissions, d.out_of_sequence,
-                  d.duplicates, naks, rnr, duration_or_dash(d.response_time.quantile(0.5)),
-                  duration_or_dash(d.response_time.quantile(0.99)), rate_text(d.goodput_bps()),
-                  d.not_captured, d.gradable() ? "complete" : "incomplete: not graded");
+    for (const analysis::DirectionStats& d : c.directions) {
+      const std::string naks = fmt::format("{}", fmt::join(d.naks, "/"));
+      const std::string rnr =
+          d.rnr_naks == 0
+              ? "0"
+              : fmt::format("{} ({})", d.rnr_naks, analysis::format_duration(d.rnr_wait_ns));
+      out_.print(kRow, c.number, c.connection != 0 ? std::to_string(c.connection) : "-",
+                 fmt::format("{} -> {}", qp_text(d.requester, d.requester_qpn),
+                             qp_text(d.responder, d.responder_qpn)),
+                 d.packets, d.bytes, d.messages, d.retransmissions, d.out_of_sequence, d.duplicates,
+                 naks, rnr, duration_or_dash(d.response_time.quantile(0.5)),
+                 duration_or_dash(d.response_time.quantile(0.99)), rate_text(d.goodput_bps()),
+                 d.not_captured, d.gradable() ? "complete" : "incomplete: not graded");
+    }
+  }
+
+  void finish(std::uint64_t unattributed) {
+    if (json_) return;
+    out_.print("connections: {} ({} bound through CM, {} complete enough to grade)\n", count_,
+               bound_, gradable_);
+    if (unattributed != 0) out_.print("responses matched to no requests: {}\n", unattributed);
+  }
+
+ private:
+  static constexpr auto kRow =
+      "{:>4} {:>3}  {:<58} {:>8} {:>11} {:>7} {:>7} {:>5} {:>5}  {:<11} {:>10} {:>10} {:>10} "
+      "{:>13} {:>6}  {}\n";
+  Output& out_;
+  bool json_;
+  std::uint64_t count_ = 0;
+  std::uint64_t bound_ = 0;
+  std::uint64_t gradable_ = 0;
+};
+
+// Per connection (QP pair, bound through CM when the capture has the exchange) and direction:
+// traffic, loss recovery, NAKs by code, RNR waits, response times and goodput, and whether the
+// capture is complete enough to grade the responder (no PSN it acknowledged is missing). A
+// connection is written when CM closes it (its state freed), the rest at the end.
+int print_connections(PcapReader reader, const DecodeOptions& options, bool json, Output& out) {
+  Packet packet;
+  analysis::StreamAnalyzer analyzer(stream_options());
+  analysis::ConnectionStats stats;
+  ConnectionPrinter printer(out, json);
+  ReadAhead frames(std::move(reader));
+  std::uint64_t number = 0;
+  while (const ReadAhead::Batch* batch = frames.next()) {
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      const CaptureFrame frame = batch->frame(i);
+      decode_into(packet, frame.data, frames.link_type(), options);
+      const WireClock wire = wire_clock(frame, frames.link_type());
+      const analysis::FrameAnalysis& fa = analyzer.add(++number, wire.time_ns, packet);
+      if (fa.rc) stats.add(packet, wire.length, wire.time_ns, *fa.rc);
+      if (fa.cm && fa.cm->connection != 0 && fa.cm->state == analysis::CmState::kClosed &&
+          !fa.cm->retransmission) {
+        for (const analysis::ConnectionSummary& c : stats.close(fa.cm->connection))
+          printer.print(c);
       }
     }
   }
+  for (const analysis::ConnectionSummary& c : stats.connections()) printer.print(c);
+  printer.finish(stats.unattributed());
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 

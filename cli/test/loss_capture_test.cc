@@ -228,7 +228,8 @@ TEST(LossCapture, ConnectionsOfTheRealCapture) {
       test::run_roceconf({"decode", "--connections", "--json", capture_path().string()}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.out_lines().size(), 2u) << r.out;
-  const auto write = nlohmann::json::parse(r.out_lines()[1]);
+  // Written as CM closes them: the write stream's connection first.
+  const auto write = nlohmann::json::parse(r.out_lines()[0]);
   EXPECT_EQ(write["cm_connection"], 2);
   EXPECT_EQ(write["packets"], 607);
   EXPECT_EQ(write["bytes"], 2380450);
@@ -247,7 +248,7 @@ TEST(LossCapture, ConnectionsOfTheRealCapture) {
   EXPECT_LE(d["response_time"]["median_ns"].get<std::int64_t>(),
             d["response_time"]["p99_ns"].get<std::int64_t>());
   // Both directions of the synchronisation connection (CM 1).
-  const auto sync = nlohmann::json::parse(r.out_lines()[0]);
+  const auto sync = nlohmann::json::parse(r.out_lines()[1]);
   EXPECT_EQ(sync["cm_connection"], 1);
   EXPECT_EQ(sync["directions"].size(), 2u);
   EXPECT_EQ(sync["packets"], 64);

@@ -43,9 +43,13 @@ double rate(std::uint64_t bytes, std::int64_t ns) {
 
 void LatencyHistogram::add(std::int64_t ns) {
   if (ns < 0) return;
-  const std::size_t i = bucket_of(static_cast<std::uint64_t>(ns));
-  if (i >= buckets_.size()) buckets_.resize(i + 1, 0);
-  ++buckets_[i];
+  const auto i = static_cast<std::uint16_t>(bucket_of(static_cast<std::uint64_t>(ns)));
+  const auto it =
+      std::ranges::lower_bound(buckets_, i, {}, &std::pair<std::uint16_t, std::uint32_t>::first);
+  if (it != buckets_.end() && it->first == i)
+    ++it->second;
+  else
+    buckets_.insert(it, {i, 1});
   min_ = count_ == 0 ? ns : std::min(min_, ns);
   max_ = count_ == 0 ? ns : std::max(max_, ns);
   ++count_;
@@ -58,10 +62,10 @@ std::int64_t LatencyHistogram::quantile(double q) const {
   if (rank >= count_) return max_;
   if (rank == 1) return min_;
   std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < buckets_.size(); ++i) {
-    seen += buckets_[i];
+  for (const auto& [bucket, n] : buckets_) {
+    seen += n;
     if (seen >= rank) {
-      const auto v = static_cast<std::int64_t>(std::llround(bucket_middle(i)));
+      const auto v = static_cast<std::int64_t>(std::llround(bucket_middle(bucket)));
       return std::clamp(v, min_, max_);
     }
   }
@@ -202,18 +206,23 @@ const DirectionStats* ConnectionStats::add(const Packet& p, std::uint32_t wire_l
   return &d;
 }
 
-std::vector<ConnectionSummary> ConnectionStats::connections() const {
+namespace {
+
+// Groups directions (by request channel) into connections: a direction and the one whose
+// requests travel on its response channel. `pick` selects the directions to group.
+template <typename Pick>
+std::vector<ConnectionSummary> group(const std::map<std::uint32_t, DirectionStats>& directions,
+                                     std::uint32_t first_number, Pick pick) {
   std::vector<ConnectionSummary> out;
   std::set<std::uint32_t> done;
-  for (const auto& [channel, d] : directions_) {
-    if (done.contains(channel)) continue;
+  for (const auto& [channel, d] : directions) {
+    if (!pick(d) || done.contains(channel)) continue;
     ConnectionSummary c;
-    c.number = static_cast<std::uint32_t>(out.size() + 1);
+    c.number = first_number + static_cast<std::uint32_t>(out.size());
     c.directions.push_back(d);
     done.insert(channel);
-    // The other direction: the requests that travel on this one's response channel.
-    if (const auto other = directions_.find(d.peer_channel);
-        d.peer_channel != 0 && other != directions_.end() && !done.contains(d.peer_channel) &&
+    if (const auto other = directions.find(d.peer_channel);
+        d.peer_channel != 0 && other != directions.end() && !done.contains(d.peer_channel) &&
         (other->second.peer_channel == channel || other->second.peer_channel == 0)) {
       c.directions.push_back(other->second);
       done.insert(d.peer_channel);
@@ -227,6 +236,26 @@ std::vector<ConnectionSummary> ConnectionStats::connections() const {
     out.push_back(std::move(c));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ConnectionSummary> ConnectionStats::close(std::uint32_t cm) {
+  if (cm == 0) return {};
+  std::vector<ConnectionSummary> out =
+      group(directions_, closed_ + 1, [cm](const DirectionStats& d) { return d.connection == cm; });
+  for (const ConnectionSummary& c : out) {
+    for (const DirectionStats& d : c.directions) {
+      directions_.erase(d.channel);
+      pending_.erase(d.channel);
+    }
+  }
+  closed_ += static_cast<std::uint32_t>(out.size());
+  return out;
+}
+
+std::vector<ConnectionSummary> ConnectionStats::connections() const {
+  return group(directions_, closed_ + 1, [](const DirectionStats&) { return true; });
 }
 
 }  // namespace roceconf::analysis

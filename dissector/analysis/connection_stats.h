@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dissector/analysis/rc_tracker.h"
@@ -22,7 +23,8 @@
 namespace roceconf::analysis {
 
 // Durations in log-spaced buckets, 16 to each power of two: a quantile is within about 3 % of
-// the exact one, in a few kilobytes however many samples.
+// the exact one. Only buckets in use are stored (response times cluster): a few hundred bytes
+// however many samples.
 class LatencyHistogram {
  public:
   void add(std::int64_t ns);
@@ -34,7 +36,7 @@ class LatencyHistogram {
   std::int64_t quantile(double q) const;
 
  private:
-  std::vector<std::uint64_t> buckets_;
+  std::vector<std::pair<std::uint16_t, std::uint32_t>> buckets_;  // (bucket, count) by bucket
   std::uint64_t count_ = 0;
   std::int64_t min_ = 0;
   std::int64_t max_ = 0;
@@ -103,7 +105,10 @@ class ConnectionStats {
   const std::map<std::uint32_t, DirectionStats>& directions() const { return directions_; }
   // Responses that answered no request channel the capture showed.
   std::uint64_t unattributed() const { return unattributed_; }
-  // The directions paired into connections, numbered in order of first sight.
+  // The connection that CM connection `cm` was, once its DREP (or REJ) closed it: taken out
+  // (numbered next), so that memory follows the connections open at once, not all there were.
+  std::vector<ConnectionSummary> close(std::uint32_t cm);
+  // The connections still held, numbered after those closed, in order of first sight.
   std::vector<ConnectionSummary> connections() const;
 
  private:
@@ -116,6 +121,7 @@ class ConnectionStats {
   std::map<std::uint32_t, DirectionStats> directions_;  // by request channel
   std::map<std::uint32_t, Pending> pending_;
   std::uint64_t unattributed_ = 0;
+  std::uint32_t closed_ = 0;  // connections numbered and handed out by close()
 };
 
 }  // namespace roceconf::analysis
