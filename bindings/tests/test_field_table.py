@@ -151,7 +151,7 @@ def tshark_fields():
             _pcapng(capture, link, [SAMPLES[i][1] for i in index])
             cmd = prefix + ["env", f"HOME={home}", f"WIRESHARK_PLUGIN_DIR={plugins}",
                             "LC_ALL=C.UTF-8", "tshark", "-r", capture,
-                            "-o", "roceconf.codec_fields:TRUE", "-Y", " || ".join(abbrevs),
+                            "-Y", " || ".join(abbrevs),
                             "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
                             "-E", "separator=/t", "-e", "frame.number"]
             for a in abbrevs:

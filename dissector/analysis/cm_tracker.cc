@@ -107,24 +107,39 @@ void CmTracker::index_qpn(const NetAddress& at, const NetAddress& peer, std::uin
   by_qpn_[AddressKey{at, peer, qpn}] = id;
 }
 
+std::map<std::uint32_t, CmConnection>::iterator CmTracker::erase(
+    std::map<std::uint32_t, CmConnection>::iterator it) {
+  const CmConnection& c = it->second;
+  auto drop = [&](auto& index, const AddressKey& key) {
+    const auto found = index.find(key);
+    if (found != index.end() && found->second == c.id) index.erase(found);
+  };
+  drop(by_comm_, AddressKey{c.active, c.passive, c.active_comm_id});
+  drop(by_qpn_, AddressKey{c.active, c.passive, c.active_qpn});
+  drop(by_qpn_, AddressKey{c.passive, c.active, c.passive_qpn});
+  return connections_.erase(it);
+}
+
 void CmTracker::evict() {
   // Forget the oldest finished connections first, then the oldest of any state, down to 7/8.
   const std::size_t target = max_connections_ - max_connections_ / 8;
-  auto erase_one = [this](std::map<std::uint32_t, CmConnection>::iterator it) {
-    const CmConnection& c = it->second;
-    auto drop = [&](auto& index, const AddressKey& key) {
-      const auto found = index.find(key);
-      if (found != index.end() && found->second == c.id) index.erase(found);
-    };
-    drop(by_comm_, AddressKey{c.active, c.passive, c.active_comm_id});
-    drop(by_qpn_, AddressKey{c.active, c.passive, c.active_qpn});
-    drop(by_qpn_, AddressKey{c.passive, c.active, c.passive_qpn});
-    return connections_.erase(it);
-  };
   for (auto it = connections_.begin(); it != connections_.end() && connections_.size() > target;)
-    it = finished(it->second.state) ? erase_one(it) : std::next(it);
+    it = finished(it->second.state) ? erase(it) : std::next(it);
   // The newest (just created) connection is last and never reached here.
-  while (connections_.size() > target) erase_one(connections_.begin());
+  while (connections_.size() > target) erase(connections_.begin());
+}
+
+void CmTracker::retire(const CmConnection& c) {
+  if (!finished(c.state) || !finished_queued_.insert(c.id).second) return;
+  finished_order_.push_back(c.id);
+  while (finished_order_.size() > kFinishedKept) {
+    const std::uint32_t id = finished_order_.front();
+    finished_order_.pop_front();
+    finished_queued_.erase(id);
+    if (const auto it = connections_.find(id);
+        it != connections_.end() && finished(it->second.state))
+      erase(it);
+  }
 }
 
 CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const Packet& p,
@@ -339,6 +354,7 @@ CmFrameInfo CmTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
     info.connection = c->id;
     info.state = c->state;
     info.from_active = from_active;
+    retire(*c);  // last: may forget an older connection, never this one
   }
   return info;
 }

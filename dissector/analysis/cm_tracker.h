@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "dissector/analysis/address.h"
 #include "dissector/analysis/flags.h"
@@ -121,8 +123,16 @@ class CmTracker {
                        std::uint32_t active_comm_id);
   void index_qpn(const NetAddress& at, const NetAddress& peer, std::uint32_t qpn, std::uint32_t id);
   void evict();
+  std::map<std::uint32_t, CmConnection>::iterator erase(
+      std::map<std::uint32_t, CmConnection>::iterator it);
+  void retire(const CmConnection& c);
 
   std::size_t max_connections_;
+  // Finished (closed or rejected) connections stay for late retransmissions, but only the
+  // newest kFinishedKept: memory follows the connections open at once, not all there were.
+  static constexpr std::size_t kFinishedKept = 1024;
+  std::deque<std::uint32_t> finished_order_;
+  std::unordered_set<std::uint32_t> finished_queued_;
   std::uint32_t next_id_ = 1;
   std::map<std::uint32_t, CmConnection> connections_;
   // (active, passive, active comm ID) -> id

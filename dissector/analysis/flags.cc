@@ -16,26 +16,44 @@ namespace {
 struct FlagInfo {
   std::string_view name;
   Severity severity;
+  std::string_view summary;  // fixed, so that tools can group by it (the values are fields)
 };
 
 constexpr std::array<FlagInfo, kFlagCodeCount> kFlags = {{
-    {"cm-duplicate-req", Severity::kNote},       {"cm-retransmission", Severity::kNote},
-    {"cm-tid-mismatch", Severity::kError},       {"cm-unknown-comm-id", Severity::kWarning},
-    {"cm-rejected", Severity::kWarning},         {"cm-unexpected", Severity::kWarning},
-    {"cm-established-by-data", Severity::kNote}, {"cm-start-psn", Severity::kError},
-    {"out-of-sequence", Severity::kWarning},     {"duplicate", Severity::kWarning},
-    {"retransmission", Severity::kNote},         {"opcode-sequence", Severity::kError},
-    {"mtu-exceeded", Severity::kError},          {"mtu-short-first-middle", Severity::kError},
-    {"pkey-mismatch", Severity::kError},         {"acked-by", Severity::kNote},
-    {"nak-received", Severity::kWarning},        {"acks", Severity::kNote},
-    {"read-response", Severity::kNote},          {"read-response-split", Severity::kError},
-    {"nak-seq-error", Severity::kWarning},       {"nak-rnr", Severity::kNote},
-    {"nak-invalid-request", Severity::kWarning}, {"nak-remote-access", Severity::kWarning},
-    {"nak-remote-op", Severity::kWarning},       {"nak-invalid-rd-request", Severity::kWarning},
-    {"nak-repeated", Severity::kWarning},        {"ack-psn-unknown", Severity::kWarning},
-    {"ack-over-gap", Severity::kWarning},        {"msn-stuck", Severity::kWarning},
-    {"nak-missing", Severity::kWarning},         {"out-of-sequence-answered", Severity::kError},
-    {"duplicate-executed", Severity::kError},    {"not-captured", Severity::kNote},
+    {"cm-duplicate-req", Severity::kNote, "CM: duplicate REQ"},
+    {"cm-retransmission", Severity::kNote, "CM: message retransmitted"},
+    {"cm-tid-mismatch", Severity::kError, "CM: reply TID does not echo its request's"},
+    {"cm-unknown-comm-id", Severity::kWarning, "CM: unknown communication ID"},
+    {"cm-rejected", Severity::kWarning, "CM: connection rejected"},
+    {"cm-unexpected", Severity::kWarning, "CM: message unexpected in the connection's state"},
+    {"cm-established-by-data", Severity::kNote, "CM: connection established by data (no RTU)"},
+    {"cm-start-psn", Severity::kError, "CM: requests start at the wrong Starting PSN"},
+    {"out-of-sequence", Severity::kWarning, "Request PSN ahead of the expected PSN"},
+    {"duplicate", Severity::kWarning, "Duplicate request (PSN behind the expected PSN)"},
+    {"retransmission", Severity::kNote, "Retransmission"},
+    {"opcode-sequence", Severity::kError, "FIRST/MIDDLE/LAST opcode order broken"},
+    {"mtu-exceeded", Severity::kError, "Payload exceeds the path MTU"},
+    {"mtu-short-first-middle", Severity::kError, "FIRST/MIDDLE payload not the path MTU"},
+    {"pkey-mismatch", Severity::kError, "P_Key differs from the connection's"},
+    {"acked-by", Severity::kNote, "Acknowledged"},
+    {"nak-received", Severity::kWarning, "Request refused by a NAK"},
+    {"acks", Severity::kNote, "Acknowledges requests"},
+    {"read-response", Severity::kNote, "READ response"},
+    {"read-response-split", Severity::kError, "READ responses do not match the request"},
+    {"nak-seq-error", Severity::kWarning, "NAK: PSN sequence error"},
+    {"nak-rnr", Severity::kNote, "RNR NAK: receiver not ready"},
+    {"nak-invalid-request", Severity::kWarning, "NAK: invalid request"},
+    {"nak-remote-access", Severity::kWarning, "NAK: remote access error"},
+    {"nak-remote-op", Severity::kWarning, "NAK: remote operational error"},
+    {"nak-invalid-rd-request", Severity::kWarning, "NAK: invalid RD request"},
+    {"nak-repeated", Severity::kWarning, "Second sequence-error NAK for one gap"},
+    {"ack-psn-unknown", Severity::kWarning, "Response PSN matches no request"},
+    {"ack-over-gap", Severity::kWarning, "Acknowledges PSNs never sent"},
+    {"msn-stuck", Severity::kWarning, "MSN not incremented"},
+    {"nak-missing", Severity::kWarning, "Gap drew no sequence-error NAK"},
+    {"out-of-sequence-answered", Severity::kError, "Out-of-sequence request answered"},
+    {"duplicate-executed", Severity::kError, "Duplicate request executed again"},
+    {"not-captured", Severity::kNote, "PSNs acknowledged that the capture missed"},
 }};
 
 std::string psn_text(std::uint64_t psn) {
@@ -71,6 +89,10 @@ std::string_view flag_name(FlagCode code) {
 
 Severity flag_severity(FlagCode code) {
   return kFlags[static_cast<std::size_t>(code)].severity;
+}
+
+std::string_view flag_summary(FlagCode code) {
+  return kFlags[static_cast<std::size_t>(code)].summary;
 }
 
 bool flag_from_name(std::string_view name, FlagCode* code) {

@@ -60,6 +60,9 @@ bool flag_is_capture_note(FlagCode code);
 
 std::string_view flag_name(FlagCode code);  // "out-of-sequence", ...
 Severity flag_severity(FlagCode code);
+// What the judgement is, without its values ("NAK: PSN sequence error"): a fixed text that
+// tools can group by (Wireshark's expert infos); Flag::text() gives the full sentence.
+std::string_view flag_summary(FlagCode code);
 // Parses a name back; false when unknown.
 bool flag_from_name(std::string_view name, FlagCode* code);
 

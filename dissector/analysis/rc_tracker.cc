@@ -140,6 +140,11 @@ struct RcTracker::Impl {
   std::unordered_map<AddressKey, std::vector<std::uint32_t>, AddressKeyHash> by_pair;
   // CM connection -> its channels, to free their windows when it closes.
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> by_connection;
+  // Channels of closed connections, oldest first, with the connection they closed with: kept
+  // for late duplicates, but only the newest kClosedKept, so that memory follows the
+  // connections open at once rather than all there were.
+  static constexpr std::size_t kClosedKept = 2048;
+  std::deque<std::pair<std::uint32_t, std::uint32_t>> closed;
 
   // Per-frame context.
   std::uint64_t frame = 0;
@@ -153,6 +158,7 @@ struct RcTracker::Impl {
     return it == channels.end() ? nullptr : &it->second;
   }
   void evict();
+  void forget(std::uint32_t id);
   void unlink(Channel& ch);
   void reset(Channel& ch);
   void link(Channel& a, Channel& b, LinkSource source);
@@ -198,7 +204,14 @@ void RcTracker::release(std::uint32_t connection) {
     if (ch != nullptr && ch->connection == connection) {
       std::deque<Entry>().swap(ch->req.window);
       ch->req.trimmed = true;
+      m.closed.emplace_back(id, connection);
     }
+  }
+  while (m.closed.size() > Impl::kClosedKept) {
+    const auto [id, closed_with] = m.closed.front();
+    m.closed.pop_front();
+    // Unless a new connection took the channel over since.
+    if (const Channel* ch = m.get(id); ch != nullptr && ch->connection == closed_with) m.forget(id);
   }
   m.by_connection.erase(it);
   if (m.by_connection.size() > 2 * m.options.max_channels) {
@@ -325,16 +338,18 @@ void RcTracker::Impl::evict() {
     if (ch.last_frame != frame) age.emplace_back(ch.last_frame, id);
   const std::size_t n = std::min(age.size(), options.max_channels / 8 + 1);
   std::nth_element(age.begin(), age.begin() + static_cast<std::ptrdiff_t>(n), age.end());
-  for (std::size_t i = 0; i < n; ++i) {
-    Channel& ch = channels.at(age[i].second);
-    unlink(ch);
-    by_key.erase(ch.key);
-    const AddressKey pair{ch.key.src, ch.key.dst, 0};
-    auto& ids = by_pair[pair];
-    std::erase(ids, ch.id);
-    if (ids.empty()) by_pair.erase(pair);
-    channels.erase(age[i].second);
-  }
+  for (std::size_t i = 0; i < n; ++i) forget(age[i].second);
+}
+
+void RcTracker::Impl::forget(std::uint32_t id) {
+  Channel& ch = channels.at(id);
+  unlink(ch);
+  by_key.erase(ch.key);
+  const AddressKey pair{ch.key.src, ch.key.dst, 0};
+  auto& ids = by_pair[pair];
+  std::erase(ids, ch.id);
+  if (ids.empty()) by_pair.erase(pair);
+  channels.erase(id);
 }
 
 void RcTracker::Impl::unlink(Channel& ch) {
@@ -1032,6 +1047,7 @@ RcFrameInfo RcTracker::process(std::uint64_t frame, std::int64_t time_ns, const 
 
   info.channel = ch.id;
   info.peer_channel = ch.peer;
+  if (const Channel* peer = m.get(ch.peer)) info.source_qpn = peer->key.number;
   info.link = ch.link;
   info.connection = ch.connection;
   info.pmtu = ch.pmtu;

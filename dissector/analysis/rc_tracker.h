@@ -55,7 +55,8 @@ struct RcFrameInfo {
   std::uint32_t channel = 0;       // the channel the frame travels on (1, 2, ...)
   std::uint32_t peer_channel = 0;  // its peer, 0 while unpaired
   LinkSource link = LinkSource::kNone;
-  std::uint32_t connection = 0;  // CM connection, 0 when none
+  std::uint32_t connection = 0;             // CM connection, 0 when none
+  std::optional<std::uint32_t> source_qpn;  // the sending QP (the peer channel's DestQP)
   std::uint32_t psn = 0;
   std::uint32_t pmtu = 0;  // 0 while unknown
   // Payload bytes this frame delivers for the first time: SEND/WRITE data the responder

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dissector/analysis/address.h"
 #include "dissector/analysis/cm_tracker.h"
 #include "dissector/names.h"
 
@@ -192,6 +193,17 @@ analysis::CmState state_at(const analysis::CmConnection& c, std::uint64_t frame)
   return c.state;
 }
 
+// "192.0.2.11 QP 0x00002a -> 192.0.2.12 QP 0x000029": who sends to whom (the sending QP once
+// the analysis has paired the two directions).
+std::string direction_text(const Packet& p, const analysis::RcFrameInfo& rc) {
+  const std::string from = analysis::NetAddress::source(p).to_string();
+  const std::string to = analysis::NetAddress::destination(p).to_string();
+  const std::uint32_t dqpn = p.bth ? p.bth->dqpn : 0;
+  if (rc.source_qpn)
+    return fmt::format("{} QP {:#08x} -> {} QP {:#08x}", from, *rc.source_qpn, to, dqpn);
+  return fmt::format("{} -> {} QP {:#08x}", from, to, dqpn);
+}
+
 void add_rc(Builder& b, const analysis::RcFrameInfo& rc) {
   // Kept short: every item costs on every frame of a million-frame capture.
   const bool request = rc.role == analysis::RcRole::kRequest;
@@ -208,7 +220,6 @@ void add_rc(Builder& b, const analysis::RcFrameInfo& rc) {
     if (rc.sender_next && *rc.sender_next != rc.expected_psn)
       b.u(Hf::kPsnSenderNext, *rc.sender_next);
     if (rc.nak_due) b.b(Hf::kPsnNakDue, true);
-    b.frame(Hf::kRetransmissionOf, rc.retransmission_of);
     b.frame(Hf::kPsnRetransmissionOf, rc.retransmission_of);
     b.frame(Hf::kPsnResentAfterNak, rc.resend_after_nak);
     b.frame(Hf::kAckedBy, rc.acked_by);
@@ -239,8 +250,8 @@ void add_flags(Builder& b, const analysis::Flags& flags) {
   for (const Flag& f : flags) {
     if (flag_is_field(f.code)) continue;  // shown by its own fields
     b.s(Hf::kFlag, f.name());
-    if (f.code == FlagCode::kNakReceived) b.frame(Hf::kNakFrame, f.frame);
     b.expert(ItemKind::kFlagExpert, static_cast<std::uint16_t>(f.code), f.text());
+    if (f.code == FlagCode::kNakReceived) b.frame(Hf::kNakFrame, f.frame);
   }
 }
 
@@ -249,14 +260,13 @@ void add_comment(Builder& b, const EvidenceComment& c) {
   if (!c.case_id.empty()) b.s(Hf::kCase, c.case_id);
   if (!c.step.empty()) b.s(Hf::kStep, c.step);
   if (!c.verdict.empty()) b.s(Hf::kVerdict, c.verdict);
-  if (!c.event.empty()) b.s(Hf::kEvent, c.event);
-  if (!c.note.empty()) b.s(Hf::kNote, c.note);
   if (c.verdict == "fail" || c.verdict == "error") {
     const auto which = c.verdict == "fail" ? VerdictExpert::kFail : VerdictExpert::kError;
     b.expert(ItemKind::kVerdictExpert, static_cast<std::uint16_t>(which),
-             fmt::format("case {} verdict {} (step {})", c.case_id, c.verdict,
-                         c.step.empty() ? "-" : c.step));
+             fmt::format("case {}, step {}", c.case_id, c.step.empty() ? "-" : c.step));
   }
+  if (!c.event.empty()) b.s(Hf::kEvent, c.event);
+  if (!c.note.empty()) b.s(Hf::kNote, c.note);
   b.close();
 }
 
@@ -296,19 +306,22 @@ void build_report(const ReportInput& in, FrameReport& out) {
     b.s(Hf::kFraming, framing_name(p.framing));
     add_checksums(b, p);
     add_findings(b, p, in.frame_length);
-    if (p.aeth) {
-      const std::uint8_t s = p.aeth->syndrome;
-      b.s(Hf::kSyndrome, syndrome_name(s));
-      if (!syndrome_reserved(s) && aeth_type(s) == AethType::kRnrNak)
-        b.u(Hf::kRnrTimer, rnr_timer_usec(aeth_value(s)));
-    }
   }
   if (const analysis::FrameAnalysis* a = in.analysis) {
     std::uint32_t conn = a->cm ? a->cm->connection : 0;
     if (a->rc && conn == 0) conn = a->rc->connection;
     const analysis::CmConnection* c = in.cm && conn != 0 ? in.cm->connection(conn) : nullptr;
     if (a->rc || !a->flags.empty()) {
-      b.open(Subtree::kAnalysis, "Analysis");
+      if (a->rc && in.packet) {
+        const std::string direction = direction_text(*in.packet, *a->rc);
+        b.open(Subtree::kAnalysis,
+               fmt::format("Analysis: {} {}",
+                           a->rc->role == analysis::RcRole::kRequest ? "request" : "response",
+                           direction));
+        b.s(Hf::kDirection, direction);
+      } else {
+        b.open(Subtree::kAnalysis, "Analysis");
+      }
       if (a->rc) add_rc(b, *a->rc);
       add_flags(b, a->flags);
       // Data frames name their connection here, without a subtree of their own.

@@ -13,9 +13,9 @@
 
 #include "dissector/analysis/flags.h"
 #include "dissector/analysis/stream_analyzer.h"
+#include "dissector/evidence_comment.h"
 #include "dissector/finding.h"
 #include "dissector/packet.h"
-#include "dissector/evidence_comment.h"
 #include "dissector/wireshark/field_catalogue.h"
 
 namespace roceconf::wireshark {
@@ -31,6 +31,7 @@ enum class Hf : std::uint16_t {
   kVcrcExpected,
   kFinding,
   kChannel,
+  kDirection,
   kPeerChannel,
   kLink,
   kPsnExpected,
@@ -44,7 +45,6 @@ enum class Hf : std::uint16_t {
   kPmtu,
   kPmtuSource,
   kFlag,
-  kRetransmissionOf,
   kAckedBy,
   kAckFrame,
   kResponseTime,
@@ -55,8 +55,6 @@ enum class Hf : std::uint16_t {
   kReadCount,
   kNakCause,
   kNakFrame,
-  kSyndrome,
-  kRnrTimer,
   kConnId,
   kConnState,
   kConnMessage,

@@ -59,7 +59,6 @@ std::array<expert_field, kVerdictCount> ei_verdicts;
 
 // Preferences.
 guint pref_extra_udp_port = 0;
-gboolean pref_codec_fields = FALSE;
 gboolean pref_check_icrc = TRUE;
 
 struct State {
@@ -110,14 +109,19 @@ const HfDef kHfDefs[] = {
      "ICRC as carried"},
     {Hf::kIcrcExpected, "Expected ICRC", "roceconf.icrc.expected", FT_UINT32, BASE_HEX, nullptr,
      "ICRC computed over the frame"},
-    {Hf::kVcrcValid, "VCRC valid", "roceconf.vcrc.valid", FT_BOOLEAN, BASE_NONE, nullptr, nullptr},
-    {Hf::kVcrcValue, "VCRC", "roceconf.vcrc.value", FT_UINT16, BASE_HEX, nullptr, nullptr},
+    {Hf::kVcrcValid, "VCRC valid", "roceconf.vcrc.valid", FT_BOOLEAN, BASE_NONE, nullptr,
+     "The Variant CRC of a native InfiniBand frame matches the one computed over it"},
+    {Hf::kVcrcValue, "VCRC", "roceconf.vcrc.value", FT_UINT16, BASE_HEX, nullptr,
+     "VCRC as carried"},
     {Hf::kVcrcExpected, "Expected VCRC", "roceconf.vcrc.expected", FT_UINT16, BASE_HEX, nullptr,
-     nullptr},
+     "VCRC computed over the frame"},
     {Hf::kFinding, "Finding", "roceconf.finding", FT_STRING, BASE_NONE, nullptr,
      "Code of a decoder finding (bad-icrc, pad-count, bth-tver, ...)"},
     {Hf::kChannel, "Channel", "roceconf.channel", FT_UINT32, BASE_DEC, nullptr,
      "Source, destination and destination QP of the frame, numbered in order of first sight"},
+    {Hf::kDirection, "QP pair", "roceconf.direction", FT_STRING, BASE_NONE, nullptr,
+     "Sending address and QP -> receiving address and QP (the sending QP once the two directions "
+     "are paired)"},
     {Hf::kPeerChannel, "Peer channel", "roceconf.peer_channel", FT_UINT32, BASE_DEC, nullptr,
      "The channel of the other direction of this QP pair"},
     {Hf::kLink, "Pairing", "roceconf.link", FT_STRING, BASE_NONE, nullptr,
@@ -145,13 +149,12 @@ const HfDef kHfDefs[] = {
      BASE_DEC, nullptr,
      "PSNs acknowledged but never captured on this QP pair so far: when non-zero the capture is "
      "not complete enough to grade the responder"},
-    {Hf::kPmtu, "Path MTU", "roceconf.pmtu", FT_UINT32, BASE_DEC, nullptr, nullptr},
+    {Hf::kPmtu, "Path MTU", "roceconf.pmtu", FT_UINT32, BASE_DEC, nullptr,
+     "Path MTU the requests of this channel are held to (bytes)"},
     {Hf::kPmtuSource, "Path MTU source", "roceconf.pmtu.source", FT_STRING, BASE_NONE, nullptr,
      "negotiated (CM REQ) or inferred (first FIRST/MIDDLE payload)"},
     {Hf::kFlag, "Analysis flag", "roceconf.analysis.flag", FT_STRING, BASE_NONE, nullptr,
      "Name of a stream analysis judgement"},
-    {Hf::kRetransmissionOf, "Retransmission of frame", "roceconf.analysis.retransmission_of",
-     FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_DUP_ACK), nullptr},
     {Hf::kAckedBy, "Acked by frame", "roceconf.analysis.acked_by", FT_FRAMENUM, BASE_NONE,
      FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), "The response that acknowledged this request"},
     {Hf::kAckFrame, "Response to frame", "roceconf.analysis.ack_frame", FT_FRAMENUM, BASE_NONE,
@@ -161,46 +164,44 @@ const HfDef kHfDefs[] = {
     {Hf::kAckedCount, "Requests acknowledged", "roceconf.analysis.acked_count", FT_UINT32, BASE_DEC,
      nullptr, "Requests newly acknowledged, coalesced ones included"},
     {Hf::kFirstAckedFrame, "First acknowledged frame", "roceconf.analysis.first_acked_frame",
-     FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK), nullptr},
+     FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_ACK),
+     "The oldest request a coalesced acknowledgement covers"},
     {Hf::kReadResponse, "READ response", "roceconf.analysis.read_response", FT_STRING, BASE_NONE,
      nullptr, "READ response k of n"},
     {Hf::kReadIndex, "READ response index", "roceconf.analysis.read_index", FT_UINT32, BASE_DEC,
-     nullptr, nullptr},
+     nullptr, "Position k of this READ response (1 for the first)"},
     {Hf::kReadCount, "READ responses expected", "roceconf.analysis.read_count", FT_UINT32, BASE_DEC,
-     nullptr, nullptr},
+     nullptr, "How many responses the READ needs at the path MTU"},
     {Hf::kNakCause, "NAK caused by frame", "roceconf.analysis.nak_cause", FT_FRAMENUM, BASE_NONE,
      FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), "The out-of-sequence request this NAK answers"},
     {Hf::kNakFrame, "NAKed in frame", "roceconf.analysis.nak_frame", FT_FRAMENUM, BASE_NONE,
-     FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), nullptr},
-    {Hf::kSyndrome, "AETH syndrome", "roceconf.syndrome", FT_STRING, BASE_NONE, nullptr,
-     "ACK, RNR_NAK or the NAK code, by name"},
-    {Hf::kRnrTimer, "RNR timer (µs)", "roceconf.rnr_timer_usec", FT_UINT32, BASE_DEC, nullptr,
-     "Minimum RNR NAK timer the responder asks for"},
+     FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), "The NAK that refused this request"},
     {Hf::kConnId, "CM connection", "roceconf.conn.id", FT_UINT32, BASE_DEC, nullptr,
      "CM connection number, in order of first sight"},
     {Hf::kConnState, "CM state", "roceconf.conn.state", FT_STRING, BASE_NONE, nullptr,
      "req-sent, mra-received, rep-received, established, rejected, timewait, closed"},
     {Hf::kConnMessage, "CM message", "roceconf.conn.message", FT_STRING, BASE_NONE, nullptr,
-     nullptr},
+     "REQ, MRA, REJ, REP, RTU, DREQ, DREP, LAP, APR, SIDR_REQ or SIDR_REP"},
     {Hf::kConnRequestFrame, "Reply to frame", "roceconf.conn.request_frame", FT_FRAMENUM, BASE_NONE,
      FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), "The REQ or DREQ this message answers"},
     {Hf::kConnPmtu, "Negotiated path MTU", "roceconf.conn.pmtu", FT_UINT32, BASE_DEC, nullptr,
-     nullptr},
+     "Path MTU of the connection's REQ (bytes)"},
     {Hf::kConnPkey, "Negotiated P_Key", "roceconf.conn.pkey", FT_UINT16, BASE_HEX, nullptr,
-     nullptr},
+     "Partition key of the connection's REQ"},
     {Hf::kConnServiceId, "Service ID", "roceconf.conn.service_id", FT_UINT64, BASE_HEX, nullptr,
-     nullptr},
+     "Service ID the connection's REQ asked for"},
     {Hf::kConnActiveQpn, "Active QPN", "roceconf.conn.active_qpn", FT_UINT32, BASE_HEX, nullptr,
-     nullptr},
+     "QP of the side that sent the REQ"},
     {Hf::kConnPassiveQpn, "Passive QPN", "roceconf.conn.passive_qpn", FT_UINT32, BASE_HEX, nullptr,
-     nullptr},
+     "QP of the side that sent the REP"},
     {Hf::kCase, "Case", "roceconf.case", FT_STRING, BASE_NONE, nullptr,
      "Conformance case that sent or matched the frame"},
     {Hf::kStep, "Step", "roceconf.step", FT_STRING, BASE_NONE, nullptr, "Case line"},
     {Hf::kVerdict, "Verdict", "roceconf.verdict", FT_STRING, BASE_NONE, nullptr,
      "pass, fail, skip, error or inconclusive"},
     {Hf::kEvent, "Event", "roceconf.event", FT_STRING, BASE_NONE, nullptr, "sent or received"},
-    {Hf::kNote, "Note", "roceconf.note", FT_STRING, BASE_NONE, nullptr, nullptr},
+    {Hf::kNote, "Note", "roceconf.note", FT_STRING, BASE_NONE, nullptr,
+     "What the case noted about the frame (a diff, a timing)"},
 };
 static_assert(std::size(kHfDefs) == kHfCount);
 
@@ -576,7 +577,11 @@ void emit_report(tvbuff_t* tvb, packet_info* pinfo, proto_item* root_item, proto
         expert_field* ei = it.kind == ItemKind::kFindingExpert ? &ei_findings[it.code]
                            : it.kind == ItemKind::kFlagExpert  ? &ei_flags[it.code]
                                                                : &ei_verdicts[it.code];
-        expert_add_info_format(pinfo, last, ei, "%s", r.texts[it.text].c_str());
+        // The registered summary is fixed (tools group by it); the sentence with the values
+        // goes on the item the expert info belongs to.
+        if (it.text != 0 && last != nullptr)
+          proto_item_append_text(last, " (%s)", r.texts[it.text].c_str());
+        expert_add_info(pinfo, last, ei);
         (void)frame_length;
         continue;
       }
@@ -600,29 +605,32 @@ void emit_report(tvbuff_t* tvb, packet_info* pinfo, proto_item* root_item, proto
   }
 }
 
-// Whether anything may look at our tree items: a visible tree (Wireshark, tshark -V, -T json,
-// and also -T fields), a filter naming one of our fields (which marks the protocol referenced),
-// or the expert tap (-z expert). `codec_fields`: whether every header field of the codec is
-// wanted too (the preference, or a filter or column naming one); otherwise only the MAD and
-// CM fields, which Wireshark's InfiniBand dissector lacks, are added, keeping the cost per
-// data frame low.
+// Whether anything may look at our tree items: a visible tree (Wireshark's details pane,
+// tshark -V, -T json, -T fields), a filter or column naming one of our fields (which marks the
+// protocol referenced), or the expert tap (-z expert). `codec_fields`: whether the codec's
+// header fields are added too: with a visible tree (so -T fields -e roceconf.bth.psn works;
+// Wireshark 4.0 does not tell a dissector which -e fields are wanted) or when a filter or column
+// names one; otherwise only the MAD and CM fields, which Wireshark's InfiniBand dissector lacks,
+// keeping the cost per data frame of a filter pass low.
 bool tree_wanted(proto_tree* tree, bool* codec_fields) {
-  *codec_fields = pref_codec_fields != FALSE;
+  *codec_fields = false;
   // The expert tap (-z expert, Wireshark's Expert Information) counts expert infos even when
   // no tree is built.
   static const int expert_tap = find_tap_id("expert");
   const bool experts = expert_tap >= 0 && have_tap_listener(expert_tap);
   if (tree == nullptr) return experts;
+  const bool visible = PTREE_DATA(tree)->visible;
   // A filter naming a field marks its protocol referenced too: only then look further.
   const header_field_info* proto = proto_registrar_get_nth(static_cast<guint>(proto_roceconf));
   const bool referenced = proto != nullptr && proto->ref_type != HF_REF_TYPE_NONE;
+  *codec_fields = visible;
   // A filter or column on one header field asks for all of them (they are decoded together).
   for (std::size_t i = 0; referenced && !*codec_fields && i < state->catalogue_hf.size(); ++i) {
     const header_field_info* hf =
         proto_registrar_get_nth(static_cast<guint>(state->catalogue_hf[i]));
     *codec_fields = hf != nullptr && hf->ref_type != HF_REF_TYPE_NONE;
   }
-  return referenced || PTREE_DATA(tree)->visible || experts;
+  return referenced || visible || experts;
 }
 
 int dissect_roceconf(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) {
@@ -700,10 +708,10 @@ void register_protocol() {
     const auto code = static_cast<FlagCode>(i);
     ei_flags[i] = EI_INIT;
     if (flag_is_field(code)) continue;  // shown as fields (acked_by, ack_frame, read_response)
-    state->ei.push_back(
-        make_ei(&ei_flags[i], keep("roceconf.analysis." + underscored(analysis::flag_name(code))),
-                flag_group(code), severity_of(analysis::flag_severity(code)),
-                keep("Stream analysis: " + std::string(analysis::flag_name(code)))));
+    state->ei.push_back(make_ei(&ei_flags[i],
+                                keep("roceconf.analysis." + underscored(analysis::flag_name(code))),
+                                flag_group(code), severity_of(analysis::flag_severity(code)),
+                                keep(std::string(analysis::flag_summary(code)))));
   }
   state->ei.push_back(make_ei(&ei_verdicts[static_cast<std::size_t>(VerdictExpert::kFail)],
                               "roceconf.verdict.fail", PI_PROTOCOL, PI_WARN,
@@ -718,11 +726,8 @@ void register_protocol() {
   prefs_register_uint_preference(prefs, "extra_udp_port", "Extra RoCEv2 UDP port",
                                  "Also analyse RoCEv2 on this UDP destination port (0: none)", 10,
                                  &pref_extra_udp_port);
-  prefs_register_bool_preference(prefs, "codec_fields", "Show every decoded header field",
-                                 "Add every header field the roceconf codec decodes "
-                                 "(roceconf.eth.src ... roceconf.bth.psn) to the tree, not only "
-                                 "the MAD and CM ones; a filter naming one adds them anyway",
-                                 &pref_codec_fields);
+  // Every header field is shown whenever a tree is; old command lines keep working.
+  prefs_register_obsolete_preference(prefs, "codec_fields");
   prefs_register_bool_preference(prefs, "check_icrc", "Validate the ICRC",
                                  "Compute the Invariant CRC (and VCRC) of every frame",
                                  &pref_check_icrc);
