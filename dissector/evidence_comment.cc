@@ -32,6 +32,7 @@ std::string format_evidence_comment(const EvidenceComment& c) {
   put_token(out, c.verdict);
   out += " event=";
   put_token(out, c.event);
+  if (c.failed_here) out += " failed=yes";
   if (!c.note.empty()) {
     out += " ";
     out += kNote;
@@ -69,6 +70,8 @@ std::optional<EvidenceComment> parse_evidence_comment(std::string_view comment) 
       out.verdict = value;
     else if (key == "event")
       out.event = value;
+    else if (key == "failed")
+      out.failed_here = value == "yes";
   }
   return out;
 }

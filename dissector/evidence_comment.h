@@ -3,13 +3,16 @@
 // the engine (suite/engine/evidence.h), read by the Wireshark plugin: both go through here, so
 // this header is the format's specification. One line, UTF-8:
 //
-//   roceconf case=<id> step=<step> verdict=<verdict> event=<sent|received>[ note=<text>]
+//   roceconf case=<id> step=<step> verdict=<verdict> event=<sent|received>[ failed=yes]
+//            [ note=<text>]
 //
 //   case     the case id, e.g. psn/gap-naks-once
 //   step     the case line that sent or matched the frame, e.g. cases/psn/gap-naks-once.rcase:9;
 //            "-" when unknown
 //   verdict  the verdict of the whole case: pass, fail, skip, error or inconclusive
 //   event    sent or received
+//   failed   "yes" on the frames of the step that failed the case (its verdict fail or error);
+//            absent on every other frame
 //   note     optional, always last: the event's one-line description, e.g.
 //            "RC SEND_ONLY psn=0x000011 len=64"
 //
@@ -36,6 +39,7 @@ struct EvidenceComment {
   std::string_view verdict = {};
   std::string_view event = {};
   std::string_view note = {};  // empty: none
+  bool failed_here = false;    // the frame belongs to the step that failed the case
 };
 
 // The comment for `c`, its values made safe as above (the caller makes text one line UTF-8).

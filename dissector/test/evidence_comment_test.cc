@@ -17,6 +17,22 @@ TEST(EvidenceCommentFormat, WritesTheDocumentedLine) {
             "event=received note=RC ACK psn=0x000011 msn=2");
 }
 
+TEST(EvidenceCommentFormat, MarksTheFramesOfTheFailingStep) {
+  const std::string c = format_evidence_comment({.case_id = "psn/gap-naks-once",
+                                                 .step = "cases/psn/gap-naks-once.rcase:12",
+                                                 .verdict = "fail",
+                                                 .event = "received",
+                                                 .note = "RC ACK psn=0x000000 msn=1",
+                                                 .failed_here = true});
+  EXPECT_EQ(c,
+            "roceconf case=psn/gap-naks-once step=cases/psn/gap-naks-once.rcase:12 verdict=fail "
+            "event=received failed=yes note=RC ACK psn=0x000000 msn=1");
+  const auto back = parse_evidence_comment(c);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->failed_here);
+  EXPECT_EQ(back->note, "RC ACK psn=0x000000 msn=1");
+}
+
 TEST(EvidenceCommentFormat, KeepsTokensSplittableAndTheNoteOnOneLine) {
   const std::string c = format_evidence_comment(
       {.case_id = "a b", .step = "", .verdict = "pass", .event = "sent\t", .note = "x\ny"});

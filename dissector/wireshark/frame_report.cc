@@ -260,7 +260,8 @@ void add_comment(Builder& b, const EvidenceComment& c) {
   if (!c.case_id.empty()) b.s(Hf::kCase, c.case_id);
   if (!c.step.empty()) b.s(Hf::kStep, c.step);
   if (!c.verdict.empty()) b.s(Hf::kVerdict, c.verdict);
-  if (c.verdict == "fail" || c.verdict == "error") {
+  // Only the frames of the step that failed the case, not every frame of a failed case.
+  if (c.failed_here && (c.verdict == "fail" || c.verdict == "error")) {
     const auto which = c.verdict == "fail" ? VerdictExpert::kFail : VerdictExpert::kError;
     b.expert(ItemKind::kVerdictExpert, static_cast<std::uint16_t>(which),
              fmt::format("case {}, step {}", c.case_id, c.step.empty() ? "-" : c.step));
@@ -289,7 +290,8 @@ void build_info(const ReportInput& in, std::string& out) {
       if (!flag_is_field(f.code) &&
           (f.severity() != Severity::kNote || analysis::flag_is_capture_note(f.code)))
         tag(f.name());
-  if (in.comment && (in.comment->verdict == "fail" || in.comment->verdict == "error")) {
+  if (in.comment && in.comment->failed_here &&
+      (in.comment->verdict == "fail" || in.comment->verdict == "error")) {
     out.append(" [case ").append(in.comment->verdict).append("]");
   }
 }

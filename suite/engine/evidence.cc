@@ -45,11 +45,15 @@ std::string evidence_comment(const report::CaseResult& result, const report::Eve
   const std::string id = report::one_line(result.id);
   const std::string step = report::one_line(event.step);
   const std::string note = report::one_line(event.text);
-  return format_evidence_comment({.case_id = id,
-                                  .step = step,
-                                  .verdict = report::verdict_name(result.verdict),
-                                  .event = report::event_kind_name(event.kind),
-                                  .note = note});
+  const bool failed =
+      result.verdict == report::Verdict::kFail || result.verdict == report::Verdict::kError;
+  return format_evidence_comment(
+      {.case_id = id,
+       .step = step,
+       .verdict = report::verdict_name(result.verdict),
+       .event = report::event_kind_name(event.kind),
+       .note = note,
+       .failed_here = failed && !result.failed_step.empty() && event.step == result.failed_step});
 }
 
 std::expected<void, std::string> EvidenceWriter::open(const std::string& path) {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "dissector/analysis/stream_analyzer.h"
-#include "dissector/testing/traffic.h"
 #include "dissector/evidence_comment.h"
+#include "dissector/testing/traffic.h"
 #include "dissector/wireshark/field_catalogue.h"
 #include "dissector/wireshark/frame_report.h"
 #include "dissector/wireshark/result_store.h"
@@ -20,8 +20,9 @@ namespace {
 TEST(EvidenceComment, ParsesEveryKeyAndTheNote) {
   const auto c = parse_evidence_comment(
       "roceconf case=psn/gap-naks-once step=cases/psn/gap-naks-once.rcase:9 verdict=fail "
-      "event=received note=RC ACK psn=0x000011 msn=2 note=x");
+      "event=received failed=yes note=RC ACK psn=0x000011 msn=2 note=x");
   ASSERT_TRUE(c);
+  EXPECT_TRUE(c->failed_here);
   EXPECT_EQ(c->case_id, "psn/gap-naks-once");
   EXPECT_EQ(c->step, "cases/psn/gap-naks-once.rcase:9");
   EXPECT_EQ(c->verdict, "fail");

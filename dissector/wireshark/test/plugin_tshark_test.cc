@@ -443,13 +443,15 @@ TEST_F(PluginTest, EvidenceComments) {
       "roceconf case=psn/in-order-ack step=cases/psn/in-order-ack.rcase:5 verdict=pass "
       "event=sent note=RC SEND_ONLY psn=0x000000 len=8",
       "roceconf case=psn/gap-naks-once step=cases/psn/gap-naks-once.rcase:9 verdict=fail "
-      "event=received note=RC ACK psn=0x000000 msn=1",
+      "event=received failed=yes note=RC ACK psn=0x000000 msn=1",
       "a comment of someone else",
+      "roceconf case=psn/gap-naks-once step=cases/psn/gap-naks-once.rcase:8 verdict=fail "
+      "event=sent note=RC SEND_ONLY psn=0x000001 len=8",
   };
-  const auto f =
-      run({rc(true, opcode::kRcSendOnly, 0, 8), ack(0), rc(true, opcode::kRcSendOnly, 1, 8)},
-          comments)
-          .frames;
+  const auto f = run({rc(true, opcode::kRcSendOnly, 0, 8), ack(0),
+                      rc(true, opcode::kRcSendOnly, 1, 8), rc(true, opcode::kRcSendOnly, 1, 8)},
+                     comments)
+                     .frames;
   EXPECT_FIELD(f, 1, "roceconf.case", "psn/in-order-ack");
   EXPECT_FIELD(f, 1, "roceconf.verdict", "pass");
   EXPECT_FIELD(f, 1, "roceconf.step", "cases/psn/in-order-ack.rcase:5");
@@ -461,6 +463,9 @@ TEST_F(PluginTest, EvidenceComments) {
   EXPECT_FIELD(f, 2, "roceconf.event", "received");
   EXPECT_HAS(f, 2, "roceconf.verdict.fail");
   EXPECT_LACKS(f, 3, "roceconf.case");
+  // A frame of the failed case from a step that did not fail it: no failure mark.
+  EXPECT_FIELD(f, 4, "roceconf.verdict", "fail");
+  EXPECT_LACKS(f, 4, "roceconf.verdict.fail");
 }
 
 TEST_F(PluginTest, SinglePassDisplayFilter) {

@@ -92,11 +92,10 @@ class RobustnessTest : public ::testing::Test {
     ASSERT_FALSE(records.empty()) << what;
     const std::string path = dir_.file("input.pcapng");
     write_pcapng(path, records, linktype);
-    const std::string script =
-        "{ " + tshark_command(dir_.path()) + " -r " + quote(path) +
-        " -2 -V; echo \"tshark-exit=$?\"; } 2>&1 | grep -E "
-        "'Dissector bug, protocol roceconf|Malformed Packet: roceconf|"
-        "roceconf.*xception|tshark-exit='";
+    const std::string script = "{ " + tshark_command(dir_.path()) + " -r " + quote(path) +
+                               " -2 -V; echo \"tshark-exit=$?\"; } 2>&1 | grep -E "
+                               "'Dissector bug, protocol roceconf|Malformed Packet: roceconf|"
+                               "roceconf.*xception|tshark-exit='";
     const auto r = testutil::run(script);
     EXPECT_EQ(r.output, "tshark-exit=0\n") << what << " (" << records.size() << " frames)";
   }

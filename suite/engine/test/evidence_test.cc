@@ -46,6 +46,7 @@ RunResult sample_run() {
   fail.id = "psn/gap-naks-once";
   fail.area = "psn";
   fail.verdict = Verdict::kFail;
+  fail.failed_step = "cases/psn/gap.rcase:9";  // its frames, and only they, say failed=yes
   fail.start_unix_ns = kT0;
   // Recorded out of order and mixed with events that are not frames.
   fail.events = {
@@ -75,9 +76,9 @@ const std::vector<std::string> kComments = {
     "roceconf case=psn/gap-naks-once step=cases/psn/gap.rcase:7 verdict=fail event=sent "
     "note=RC SEND_ONLY psn=1",
     "roceconf case=psn/gap-naks-once step=cases/psn/gap.rcase:9 verdict=fail event=sent "
-    "note=RC SEND_ONLY psn=3 (gap)",
+    "failed=yes note=RC SEND_ONLY psn=3 (gap)",
     "roceconf case=psn/gap-naks-once step=cases/psn/gap.rcase:9 verdict=fail event=received "
-    "note=RC ACK psn=2",
+    "failed=yes note=RC ACK psn=2",
     "roceconf case=cm/my_case step=- verdict=pass event=sent note=multi line note",
     "roceconf case=cm/my_case step=c.rcase:2 verdict=pass event=received",
 };
