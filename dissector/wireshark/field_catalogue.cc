@@ -133,9 +133,8 @@ FieldKind FieldCatalogue::kind_of(FieldType type) {
 }
 
 std::uint8_t FieldCatalogue::width_of(unsigned bits) {
-  if (bits == 0 || bits > 32) return 64;
-  if (bits > 16) return 32;
-  return bits > 8 ? 16 : 8;
+  if (bits == 0 || bits > 64) return 64;
+  return static_cast<std::uint8_t>((bits + 7) / 8 * 8);
 }
 
 void FieldCatalogue::add(CatalogueField f) {

@@ -26,7 +26,7 @@ struct CatalogueField {
   std::string label;   // "Solicited Event"
   std::string blurb;   // the case keys that name it
   FieldKind kind = FieldKind::kUnsigned;
-  std::uint8_t width = 0;  // numbers: 8, 16, 32 or 64 bits (64 for derived values)
+  std::uint8_t width = 0;  // numbers: 8, 16, 24, ... 64 bits (64 for derived values)
   bool hex = false;
   std::span<const ValueName> values;  // names of values, may be empty
 };
@@ -47,7 +47,8 @@ class FieldCatalogue {
   // The kind a value takes: addresses by width (6: MAC, 4: IPv4, 16: IPv6/GID).
   static FieldKind kind_of(const FieldValue& value);
   static FieldKind kind_of(FieldType type);
-  // The width a number of `bits` bits is shown with: 8, 16, 32 or 64 (0: unknown, 64).
+  // The width a number of `bits` bits is shown with, in whole bytes as Wireshark's own
+  // InfiniBand dissector has them (a 24-bit QPN or PSN: 0x000029): 8, 16, 24, ... 64 (0: 64).
   static std::uint8_t width_of(unsigned bits);
 
  private:

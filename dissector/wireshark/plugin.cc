@@ -126,12 +126,12 @@ const HfDef kHfDefs[] = {
      "The channel of the other direction of this QP pair"},
     {Hf::kLink, "Pairing", "roceconf.link", FT_STRING, BASE_NONE, nullptr,
      "How the two directions were paired: cm (REQ/REP QPNs), unique or psn"},
-    {Hf::kPsnExpected, "Expected PSN", "roceconf.psn.expected", FT_UINT32, BASE_HEX_DEC, nullptr,
+    {Hf::kPsnExpected, "Expected PSN", "roceconf.psn.expected", FT_UINT24, BASE_HEX_DEC, nullptr,
      "The responder's expected PSN before this request (moves only when the request at it "
      "arrives)"},
     {Hf::kPsnState, "PSN state", "roceconf.psn.state", FT_STRING, BASE_NONE, nullptr,
      "expected, out-of-sequence (ahead of the expected PSN) or duplicate (behind it)"},
-    {Hf::kPsnSenderNext, "Sender's next PSN", "roceconf.psn.sender_next", FT_UINT32, BASE_HEX_DEC,
+    {Hf::kPsnSenderNext, "Sender's next PSN", "roceconf.psn.sender_next", FT_UINT24, BASE_HEX_DEC,
      nullptr, "The sender's view: the PSN after the highest one it sent before this request"},
     {Hf::kPsnNakDue, "NAK due", "roceconf.psn.nak_due", FT_BOOLEAN, BASE_NONE, nullptr,
      "First out-of-sequence request since the last accepted one: the responder must NAK it "
@@ -190,9 +190,9 @@ const HfDef kHfDefs[] = {
      "Partition key of the connection's REQ"},
     {Hf::kConnServiceId, "Service ID", "roceconf.conn.service_id", FT_UINT64, BASE_HEX, nullptr,
      "Service ID the connection's REQ asked for"},
-    {Hf::kConnActiveQpn, "Active QPN", "roceconf.conn.active_qpn", FT_UINT32, BASE_HEX, nullptr,
+    {Hf::kConnActiveQpn, "Active QPN", "roceconf.conn.active_qpn", FT_UINT24, BASE_HEX, nullptr,
      "QP of the side that sent the REQ"},
-    {Hf::kConnPassiveQpn, "Passive QPN", "roceconf.conn.passive_qpn", FT_UINT32, BASE_HEX, nullptr,
+    {Hf::kConnPassiveQpn, "Passive QPN", "roceconf.conn.passive_qpn", FT_UINT24, BASE_HEX, nullptr,
      "QP of the side that sent the REP"},
     {Hf::kCase, "Case", "roceconf.case", FT_STRING, BASE_NONE, nullptr,
      "Conformance case that sent or matched the frame"},
@@ -321,8 +321,16 @@ ftenum catalogue_type(const CatalogueField& f, int* display) {
           return FT_UINT8;
         case 16:
           return FT_UINT16;
+        case 24:
+          return FT_UINT24;
         case 32:
           return FT_UINT32;
+        case 40:
+          return FT_UINT40;
+        case 48:
+          return FT_UINT48;
+        case 56:
+          return FT_UINT56;
         default:
           return FT_UINT64;
       }
@@ -492,7 +500,7 @@ void add_catalogue_item(proto_tree* tree, tvbuff_t* tvb, const ReportItem& it, p
   const CatalogueField& f = state->catalogue.fields()[it.code];
   switch (f.kind) {
     case FieldKind::kUnsigned:
-      if (f.width == 64)
+      if (f.width > 32)
         *last = proto_tree_add_uint64(tree, hf, tvb, 0, 0, it.u);
       else
         *last = proto_tree_add_uint(tree, hf, tvb, 0, 0, static_cast<guint32>(it.u));

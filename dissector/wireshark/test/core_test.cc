@@ -74,7 +74,8 @@ TEST(FieldCatalogue, OneFieldPerTableFieldWithItsLabelWidthAndBase) {
   EXPECT_TRUE(opcode.hex);
   EXPECT_FALSE(opcode.values.empty());
   EXPECT_EQ(by_abbrev.at("roceconf.bth.pkey")->width, 16);
-  EXPECT_EQ(by_abbrev.at("roceconf.bth.psn")->width, 32);
+  EXPECT_EQ(by_abbrev.at("roceconf.bth.psn")->width,
+            24);  // 24 bits, shown 0x000011 as in Wireshark's IB tree
   EXPECT_EQ(by_abbrev.at("roceconf.reth.va")->width, 64);
   EXPECT_EQ(by_abbrev.at("roceconf.aeth.credits")->width, 64);  // derived: no wire width
   EXPECT_FALSE(by_abbrev.at("roceconf.reth.dmalen")->hex);
@@ -100,7 +101,9 @@ TEST(FieldCatalogue, WidthsFollowTheTableBits) {
   EXPECT_EQ(FieldCatalogue::width_of(8), 8);
   EXPECT_EQ(FieldCatalogue::width_of(9), 16);
   EXPECT_EQ(FieldCatalogue::width_of(16), 16);
-  EXPECT_EQ(FieldCatalogue::width_of(24), 32);
+  EXPECT_EQ(FieldCatalogue::width_of(20), 24);  // IPv6 flow label
+  EXPECT_EQ(FieldCatalogue::width_of(24), 24);  // QPN, PSN
+  EXPECT_EQ(FieldCatalogue::width_of(48), 48);
   EXPECT_EQ(FieldCatalogue::width_of(32), 32);
   EXPECT_EQ(FieldCatalogue::width_of(64), 64);
   EXPECT_EQ(FieldCatalogue::width_of(0), 64);
