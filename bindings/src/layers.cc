@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "dissector/fields.h"
+#include "dissector/names.h"
 
 namespace roceconf::python {
 
@@ -65,6 +67,8 @@ class Front {
   ToFront swap_;
 };
 
+std::string_view type_name(FieldType t);
+
 // `add_layer`: makes the table's layer present first (a trailer shown on another class).
 FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string attr,
                       void (*add_layer)(Packet&), ToFront to_front) {
@@ -73,6 +77,8 @@ FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string att
   s.computed = f.computed;
   s.readonly = !f.settable();
   s.def = &f;
+  s.type = type_name(f.type);
+  s.hex = f.hex;
   s.get = [&f](const Packet& p, std::size_t i) -> py::object {
     const auto v = f.get(p, i);
     return v ? value_to_py(*v, &f) : py::none();
@@ -83,7 +89,9 @@ FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string att
     if (add_layer) add_layer(p);
     Front front(p, i, to_front);
     bool ok = false;
-    if (f.set) {
+    if (f.set && py::isinstance<py::str>(v) && !f.values.empty()) {
+      ok = f.set(p, named_value(f, v.cast<std::string>(), full));
+    } else if (f.set) {
       ok = f.set(p, uint_of(v, full, f.type == FieldType::kBool ? 1 : (f.bits ? f.bits : 64)));
     } else if (f.type == FieldType::kBytes) {
       ok = f.set_bytes(p, arena.keep(bytes_of(v, full)));
@@ -138,8 +146,20 @@ void from_py(T& ref, py::handle v, const std::string& name, unsigned bits, Arena
 // A field read and written through `access(packet, index) -> member&`.
 template <class Access>
 FieldSpec own(const std::string& cls, std::string name, unsigned bits, Access access) {
+  using T = std::remove_cvref_t<decltype(access(std::declval<Packet&>(), 0))>;
   FieldSpec f;
   f.name = name;
+  if constexpr (std::is_same_v<T, bool>) {
+    f.type = "bool";
+  } else if constexpr (std::is_same_v<T, Bytes>) {
+    f.type = "bytes";
+  } else if constexpr (!std::is_integral_v<T>) {  // std::array<std::uint8_t, N>
+    constexpr std::size_t n = std::tuple_size_v<T>;
+    f.type = n == 6 ? "mac" : n == 4 ? "ipv4" : n == 16 ? "ipv6" : "bytes";
+  }
+  // Reserved bits read best in hex, as the table shows its own (bth.resv6); so does a TPID.
+  f.hex = std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+          (name.starts_with("resv") || name == "reserved" || name == "tpid");
   f.get = [access](const Packet& p, std::size_t i) { return to_py(access(p, i)); };
   f.set = [access, full = cls + "." + name, bits](Packet& p, std::size_t i, py::handle v,
                                                   Arena& a) {
@@ -468,6 +488,49 @@ class Collect : public FieldSink {
 
 }  // namespace
 
+std::string name_identifier(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+namespace {
+
+// The table's entry a name stands for, as the table spells it or as its identifier.
+const ValueName* find_named(const FieldDef& f, std::string_view name) {
+  if (const auto n = f.value_of(name))
+    for (const ValueName& v : f.values)
+      if (v.value == *n) return &v;
+  const std::string want = name_identifier(name);
+  for (const ValueName& v : f.values)
+    if (!want.empty() && name_identifier(v.name) == want) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+std::uint64_t named_value(const FieldDef& f, std::string_view name, std::string_view field) {
+  if (const ValueName* v = find_named(f, name)) return v->value;
+  std::string some;
+  std::size_t shown = 0;
+  for (const ValueName& v : f.values) {
+    if (some.find(fmt::format("'{}'", v.name)) != std::string::npos) continue;
+    if (shown++ == 6) {
+      some += ", ...";
+      break;
+    }
+    some += fmt::format("{}'{}'", some.empty() ? "" : ", ", v.name);
+  }
+  raise("EncodeError",
+        fmt::format("{}: unknown name '{}' (a number, or one of {})", field, name, some));
+}
+
 const FieldSpec* LayerSpec::field(std::string_view name) const {
   for (const auto& f : fields)
     if (f.name == name) return &f;
@@ -497,10 +560,16 @@ void register_layers(py::module_& m) {
           Packet p;
           l.add(p);
           py::list fields;
-          for (const auto& f : l.fields)
-            fields.append(py::make_tuple(f.name,
-                                         f.computed || f.readonly ? py::none() : f.get(p, 0),
-                                         f.computed, f.readonly));
+          for (const auto& f : l.fields) {
+            py::dict names;  // value -> name, from the table
+            if (f.def)
+              for (const ValueName& v : f.def->values)
+                if (!names.contains(py::int_(v.value)))
+                  names[py::int_(v.value)] = py::str(v.name.data(), v.name.size());
+            fields.append(py::make_tuple(
+                f.name, f.computed || f.readonly ? py::none() : f.get(p, 0), f.computed, f.readonly,
+                f.hex, py::str(f.type.data(), f.type.size()), names));
+          }
           py::list aliases;
           for (const auto& a : l.aliases) {
             py::list over;
@@ -511,8 +580,64 @@ void register_layers(py::module_& m) {
         }
         return out;
       },
-      "The header classes: (name, doc, [(field, default, computed, readonly)], [(alias, "
-      "fields)]) in wire order.");
+      "The header classes: (name, doc, [(field, default, computed, readonly, hex, type, "
+      "{value: name})], [(alias, fields)]) in wire order.");
+  m.def(
+      "named_value",
+      [](const std::string& cls, const std::string& name, const std::string& value) {
+        const LayerSpec* spec = find_layer(cls);
+        const FieldSpec* f = spec ? spec->field(name) : nullptr;
+        if (!f || !f->def || f->def->values.empty())
+          raise("EncodeError", fmt::format("{}.{} has no value names", cls, name));
+        return named_value(*f->def, value, cls + "." + name);
+      },
+      py::arg("cls"), py::arg("field"), py::arg("name"),
+      "The number a value name stands for in a field (BTH.opcode 'RC_SEND_ONLY' -> 4); "
+      "EncodeError for an unknown name.");
+  m.def(
+      "value_names",
+      [](const std::string& key) {
+        const FieldDef* f = find_field(key);
+        if (!f) raise("EncodeError", fmt::format("no field '{}'", key));
+        py::list out;  // (identifier, name, value), each name once (its first value)
+        std::set<std::string> seen;
+        for (const ValueName& v : f->values) {
+          std::string id = name_identifier(v.name);
+          if (id.empty() || !seen.insert(id).second) continue;
+          out.append(py::make_tuple(id, py::str(v.name.data(), v.name.size()), v.value));
+        }
+        return out;
+      },
+      py::arg("key"),
+      "The value names of a table field (\"bth.opcode\") as [(identifier, name, value)].");
+  m.def(
+      "step_value",
+      [](const std::string& key, const std::string& value) -> py::object {
+        // Case steps take the table's spelling of a name; an identifier ("NO_QP_AVAILABLE")
+        // becomes it. Anything else (numbers, "ack", "+1") goes to the step as it is.
+        for (const FieldDef* f : find_fields(key)) {
+          if (f->values.empty() || f->value_of(value)) continue;
+          if (const ValueName* v = find_named(*f, value))
+            return py::str(v->name.data(), v->name.size());
+        }
+        return py::none();
+      },
+      py::arg("key"), py::arg("value"),
+      "The table's spelling of a value name given to a case step key, or None.");
+  m.def(
+      "nak_codes",
+      [] {
+        py::list out;  // NAK codes (IBA Table 46): the NAK syndromes' low 5 bits
+        for (const ValueName& v : find_field("aeth.syndrome")->values) {
+          const auto s = static_cast<std::uint8_t>(v.value);
+          if (aeth_type(s) != AethType::kNak) continue;
+          std::string id = name_identifier(v.name);
+          if (id.starts_with("NAK_")) id.erase(0, 4);
+          out.append(py::make_tuple(id, py::str(v.name.data(), v.name.size()), aeth_value(s)));
+        }
+        return out;
+      },
+      "The NAK codes as [(identifier, syndrome name, code)], from the AETH syndrome names.");
   m.def(
       "layer_alias_get",
       [](const std::string& cls, const std::string& name, const py::dict& values) {
