@@ -41,7 +41,7 @@ engine::Assignments assignments(const py::dict& fields) {
     if (py::isinstance<py::bool_>(v)) {
       text = v.cast<bool>() ? "1" : "0";
     } else if (py::isinstance<py::int_>(v)) {  // roceconf.Opcode.RC_SEND_ONLY too: its number
-      text = py::str(py::int_(v)).cast<std::string>();
+      text = py::str(py::int_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();
     } else if (py::isinstance<py::bytes>(v)) {
       text = py::bytes(py::reinterpret_borrow<py::object>(v)).attr("hex")().cast<std::string>();
     } else {

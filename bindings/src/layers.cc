@@ -490,11 +490,16 @@ class Collect : public FieldSink {
 
 std::string name_identifier(std::string_view name) {
   std::string out;
+  char before = 0;
   for (const char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isupper(u) && std::islower(static_cast<unsigned char>(before)))
+      out += '_';  // ClassPortInfo -> CLASS_PORT_INFO
+    if (std::isalnum(u))
+      out += static_cast<char>(std::toupper(u));
     else if (!out.empty() && out.back() != '_')
       out += '_';
+    before = c;
   }
   while (!out.empty() && out.back() == '_') out.pop_back();
   return out;

@@ -92,11 +92,14 @@ def test_pytest_dot_collects_case_files_without_an_ini(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0 and "2 passed" in r.stdout, r.stdout + r.stderr
-    # Named on the command line, or matched by an ini's python_files: collected once.
+    # Matched by an ini's python_files, or named on the command line: collected once.
     (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = *.py\n")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", ".",
-                        "my_cases.py"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0 and "2 passed" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "my_cases.py"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("args,message", [

@@ -10,7 +10,8 @@ They are IntEnums: give them wherever a number goes (`BTH(opcode=Opcode.RC_SEND_
 `ctx.send(c, Opcode.RC_SEND_ONLY)`, `ctx.expect(c, "NAK", syndrome=Syndrome....)`). A field with
 value names also takes the name as a string, as the table has it or as an identifier:
 `AETH(syndrome="NAK_PSN_SEQUENCE_ERROR")`, `REJ(reason="No QP available")` or
-`REJ(reason="NO_QP_AVAILABLE")`. The table's own spelling of each name is `Member.label`.
+`REJ(reason="NO_QP_AVAILABLE")`. Identifiers are the names in capitals, words joined by "_"
+(ClassPortInfo is CmMessage.CLASS_PORT_INFO); the table's own spelling is `Member.label`.
 """
 
 from __future__ import annotations
