@@ -51,8 +51,8 @@ struct LayerSpec {
   const FieldSpec* field(std::string_view name) const;  // a field or an alias
 };
 
-// A value of `f` given by its name in the table's value names: exactly as the table has it
-// (case-insensitive), or as an identifier ("No QP available" as "NO_QP_AVAILABLE"). `field`
+// (names.cc) A value of `f` given by its name in the table's value names: exactly as the table has
+// it (case-insensitive), or as an identifier ("No QP available" as "NO_QP_AVAILABLE"). `field`
 // names the field in the error (EncodeError) an unknown name raises.
 std::uint64_t named_value(const FieldDef& f, std::string_view name, std::string_view field);
 // The identifier form of a value name: "No QP available" -> "NO_QP_AVAILABLE".
