@@ -1,3 +1,4 @@
+// The header classes from the field table, and their module functions (one table: 600+ lines).
 #include "layers.h"
 
 #include <algorithm>
@@ -537,6 +538,30 @@ void register_layers(py::module_& m) {
       },
       "The header classes: (name, doc, [(field, default, computed, readonly, hex, type, "
       "{value: name})], [(alias, fields)]) in wire order.");
+  m.def(
+      "layer_alias_get",
+      [](const std::string& cls, const std::string& name, const py::dict& values) {
+        const AliasSpec& a = alias_of(cls, name);
+        Arena arena;
+        return a.field.get(packet_with(*find_layer(cls), a.over, values, arena), 0);
+      },
+      py::arg("cls"), py::arg("name"), py::arg("values"),
+      "An alias's value (IP.tos) from the fields it views.");
+  m.def(
+      "layer_alias_set",
+      [](const std::string& cls, const std::string& name, py::handle value) {
+        const AliasSpec& a = alias_of(cls, name);
+        const LayerSpec& spec = *find_layer(cls);
+        Packet p;
+        Arena arena;
+        spec.add(p);
+        a.field.set(p, 0, value, arena);
+        py::dict out;
+        for (const auto& f : a.over) out[f.c_str()] = spec.field(f)->get(p, 0);
+        return out;
+      },
+      py::arg("cls"), py::arg("name"), py::arg("value"),
+      "The fields an alias's value (IP.tos=0x2a) stands for, as a dict.");
   m.def(
       "field_table",
       [] {

@@ -117,30 +117,6 @@ void register_names(py::module_& m) {
         return out;
       },
       "The NAK codes as [(identifier, syndrome name, code)], from the AETH syndrome names.");
-  m.def(
-      "layer_alias_get",
-      [](const std::string& cls, const std::string& name, const py::dict& values) {
-        const AliasSpec& a = alias_of(cls, name);
-        Arena arena;
-        return a.field.get(packet_with(*find_layer(cls), a.over, values, arena), 0);
-      },
-      py::arg("cls"), py::arg("name"), py::arg("values"),
-      "An alias's value (IP.tos) from the fields it views.");
-  m.def(
-      "layer_alias_set",
-      [](const std::string& cls, const std::string& name, py::handle value) {
-        const AliasSpec& a = alias_of(cls, name);
-        const LayerSpec& spec = *find_layer(cls);
-        Packet p;
-        Arena arena;
-        spec.add(p);
-        a.field.set(p, 0, value, arena);
-        py::dict out;
-        for (const auto& f : a.over) out[f.c_str()] = spec.field(f)->get(p, 0);
-        return out;
-      },
-      py::arg("cls"), py::arg("name"), py::arg("value"),
-      "The fields an alias's value (IP.tos=0x2a) stands for, as a dict.");
 }
 
 }  // namespace roceconf::python
