@@ -46,6 +46,7 @@ void parse_address(py::handle value, std::string_view field, std::uint8_t* out, 
 // Module parts, one concept a file.
 void register_errors(py::module_& m);
 void register_layers(py::module_& m);
+void register_names(py::module_& m);
 void register_packets(py::module_& m);
 void register_ports(py::module_& m);
 void register_targets(py::module_& m);

@@ -8,6 +8,7 @@ void define_module(py::module_& m) {
   m.attr("__version__") = ROCECONF_VERSION;
   register_errors(m);
   register_layers(m);
+  register_names(m);
   register_packets(m);
   register_ports(m);
   register_targets(m);

@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "suite/engine/script.h"
+#include "suite/engine/segmenter.h"
 #include "suite/engine/timing.h"
 
 namespace roceconf::python {
@@ -39,6 +40,8 @@ engine::Assignments assignments(const py::dict& fields) {
     std::string text;
     if (py::isinstance<py::bool_>(v)) {
       text = v.cast<bool>() ? "1" : "0";
+    } else if (py::isinstance<py::int_>(v)) {  // roceconf.Opcode.RC_SEND_ONLY too: its number
+      text = py::str(py::int_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();
     } else if (py::isinstance<py::bytes>(v)) {
       text = py::bytes(py::reinterpret_borrow<py::object>(v)).attr("hex")().cast<std::string>();
     } else {
@@ -239,15 +242,27 @@ void register_engine(py::module_& m) {
            [](H& h, const py::object& c, const std::string& message, const py::dict& f) {
              auto a = assignments(f);
              auto* conn = h.find(c);
-             py::gil_scoped_release r;
-             h.get().cm_send(*conn, message, a);
+             std::vector<std::uint8_t> sent;
+             {
+               py::gil_scoped_release r;
+               sent = h.get().cm_send(*conn, message, a);
+             }
+             return bytes_of_frame(sent);
            })
       .def("send",
            [](H& h, const py::object& c, const std::string& op, const py::dict& f) {
              auto a = assignments(f);
              auto* conn = h.find(c);
-             py::gil_scoped_release r;
-             h.get().send(*conn, op, a);
+             std::vector<std::vector<std::uint8_t>> sent;
+             {
+               py::gil_scoped_release r;
+               sent = h.get().send(*conn, op, a);
+             }
+             py::list frames;
+             for (const auto& b : sent) frames.append(bytes_of_frame(b));
+             // A whole message (SEND, RDMA_WRITE, ...) is a list of packets however many there
+             // are; one request is one packet.
+             return py::make_tuple(frames, engine::message_op(op).has_value());
            })
       .def("send_frame",
            [](H& h, const py::bytes& frame, const std::string& text) {

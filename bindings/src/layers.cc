@@ -1,3 +1,4 @@
+// The header classes from the field table, and their module functions (one table: 600+ lines).
 #include "layers.h"
 
 #include <algorithm>
@@ -65,6 +66,8 @@ class Front {
   ToFront swap_;
 };
 
+std::string_view type_name(FieldType t);
+
 // `add_layer`: makes the table's layer present first (a trailer shown on another class).
 FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string attr,
                       void (*add_layer)(Packet&), ToFront to_front) {
@@ -73,6 +76,8 @@ FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string att
   s.computed = f.computed;
   s.readonly = !f.settable();
   s.def = &f;
+  s.type = type_name(f.type);
+  s.hex = f.hex;
   s.get = [&f](const Packet& p, std::size_t i) -> py::object {
     const auto v = f.get(p, i);
     return v ? value_to_py(*v, &f) : py::none();
@@ -83,7 +88,9 @@ FieldSpec table_field(const std::string& cls, const FieldDef& f, std::string att
     if (add_layer) add_layer(p);
     Front front(p, i, to_front);
     bool ok = false;
-    if (f.set) {
+    if (f.set && py::isinstance<py::str>(v) && !f.values.empty()) {
+      ok = f.set(p, named_value(f, v.cast<std::string>(), full));
+    } else if (f.set) {
       ok = f.set(p, uint_of(v, full, f.type == FieldType::kBool ? 1 : (f.bits ? f.bits : 64)));
     } else if (f.type == FieldType::kBytes) {
       ok = f.set_bytes(p, arena.keep(bytes_of(v, full)));
@@ -138,8 +145,20 @@ void from_py(T& ref, py::handle v, const std::string& name, unsigned bits, Arena
 // A field read and written through `access(packet, index) -> member&`.
 template <class Access>
 FieldSpec own(const std::string& cls, std::string name, unsigned bits, Access access) {
+  using T = std::remove_cvref_t<decltype(access(std::declval<Packet&>(), 0))>;
   FieldSpec f;
   f.name = name;
+  if constexpr (std::is_same_v<T, bool>) {
+    f.type = "bool";
+  } else if constexpr (std::is_same_v<T, Bytes>) {
+    f.type = "bytes";
+  } else if constexpr (!std::is_integral_v<T>) {  // std::array<std::uint8_t, N>
+    constexpr std::size_t n = std::tuple_size_v<T>;
+    f.type = n == 6 ? "mac" : n == 4 ? "ipv4" : n == 16 ? "ipv6" : "bytes";
+  }
+  // Reserved bits read best in hex, as the table shows its own (bth.resv6); so does a TPID.
+  f.hex = std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+          (name.starts_with("resv") || name == "reserved" || name == "tpid");
   f.get = [access](const Packet& p, std::size_t i) { return to_py(access(p, i)); };
   f.set = [access, full = cls + "." + name, bits](Packet& p, std::size_t i, py::handle v,
                                                   Arena& a) {
@@ -497,10 +516,16 @@ void register_layers(py::module_& m) {
           Packet p;
           l.add(p);
           py::list fields;
-          for (const auto& f : l.fields)
-            fields.append(py::make_tuple(f.name,
-                                         f.computed || f.readonly ? py::none() : f.get(p, 0),
-                                         f.computed, f.readonly));
+          for (const auto& f : l.fields) {
+            py::dict names;  // value -> name, from the table
+            if (f.def)
+              for (const ValueName& v : f.def->values)
+                if (!names.contains(py::int_(v.value)))
+                  names[py::int_(v.value)] = py::str(v.name.data(), v.name.size());
+            fields.append(py::make_tuple(
+                f.name, f.computed || f.readonly ? py::none() : f.get(p, 0), f.computed, f.readonly,
+                f.hex, py::str(f.type.data(), f.type.size()), names));
+          }
           py::list aliases;
           for (const auto& a : l.aliases) {
             py::list over;
@@ -511,8 +536,8 @@ void register_layers(py::module_& m) {
         }
         return out;
       },
-      "The header classes: (name, doc, [(field, default, computed, readonly)], [(alias, "
-      "fields)]) in wire order.");
+      "The header classes: (name, doc, [(field, default, computed, readonly, hex, type, "
+      "{value: name})], [(alias, fields)]) in wire order.");
   m.def(
       "layer_alias_get",
       [](const std::string& cls, const std::string& name, const py::dict& values) {

@@ -24,6 +24,10 @@ struct FieldSpec {
   // ignored by encode, which derives them again.
   bool readonly = false;
   const FieldDef* def = nullptr;  // the table's field; null for the class's own
+  // How Python shows it: "unsigned", "bool", "name", "bytes", "mac", "ipv4", "ipv6"; hex for
+  // numbers shown in hexadecimal (the table's choice; reserved bits for the class's own).
+  std::string_view type = "unsigned";
+  bool hex = false;
   std::function<py::object(const Packet&, std::size_t index)> get;
   std::function<void(Packet&, std::size_t index, py::handle value, Arena& arena)> set;
 };
@@ -46,6 +50,13 @@ struct LayerSpec {
 
   const FieldSpec* field(std::string_view name) const;  // a field or an alias
 };
+
+// (names.cc) A value of `f` given by its name in the table's value names: exactly as the table has
+// it (case-insensitive), or as an identifier ("No QP available" as "NO_QP_AVAILABLE"). `field`
+// names the field in the error (EncodeError) an unknown name raises.
+std::uint64_t named_value(const FieldDef& f, std::string_view name, std::string_view field);
+// The identifier form of a value name: "No QP available" -> "NO_QP_AVAILABLE".
+std::string name_identifier(std::string_view name);
 
 // In wire order.
 const std::vector<LayerSpec>& layer_specs();

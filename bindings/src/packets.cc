@@ -1,15 +1,18 @@
 // Packets from Python: encode a stack of layers through the C++ codec, decode bytes into a
 // Frame whose layers Python reads by class name, and read capture files frame by frame.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "capture/pcap_reader.h"
+#include "dissector/analysis/stream_analyzer.h"
 #include "dissector/icrc.h"
 #include "dissector/summary.h"
 #include "layers.h"
@@ -25,6 +28,7 @@ struct Frame {
   LinkType link = LinkType::kEthernet;
   std::uint64_t time_ns = 0;
   bool icrc_checked = true;
+  py::object analysis = py::none();  // read_pcap(analyze=True): the stream analysis, a dict
 };
 
 std::shared_ptr<Frame> decode_frame(std::vector<std::uint8_t> bytes, LinkType link,
@@ -167,13 +171,119 @@ py::bytes encode_layers(const py::list& layers) {
   return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
 }
 
+// ---------------------------------------------------------------------------------------------
+// Stream analysis: the same StreamAnalyzer, and the same key names, as `roceconf decode --json`
+// ("analysis") and the Wireshark plugin's roceconf.* analysis fields.
+// ---------------------------------------------------------------------------------------------
+
+std::string_view severity_text(Severity s) {
+  return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "note";
+}
+
+py::dict flag_dict(const analysis::Flag& f) {
+  py::dict d;
+  d["name"] = std::string(f.name());
+  d["severity"] = std::string(severity_text(f.severity()));
+  d["text"] = f.text();
+  return d;
+}
+
+py::dict analysis_dict(const analysis::FrameAnalysis& fa) {
+  using analysis::RcRole;
+  py::dict a;
+  if (fa.rc) {
+    const analysis::RcFrameInfo& rc = *fa.rc;
+    a["channel"] = rc.channel;
+    if (rc.peer_channel != 0) a["peer_channel"] = rc.peer_channel;
+    if (rc.connection != 0) a["connection"] = rc.connection;
+    a["role"] = rc.role == RcRole::kRequest ? "request" : "response";
+    if (rc.role == RcRole::kRequest) {
+      py::dict psn;
+      if (rc.expected_psn) psn["expected"] = *rc.expected_psn;
+      psn["state"] = std::string(analysis::psn_state_name(rc.psn_state));
+      if (rc.nak_due) psn["nak_due"] = true;
+      if (rc.sender_next) psn["sender_next"] = *rc.sender_next;
+      if (rc.retransmission) {
+        psn["retransmission"] = true;
+        if (rc.retransmission_of != 0) psn["retransmission_of"] = rc.retransmission_of;
+        if (rc.resend_after_nak != 0) psn["resent_after_nak"] = rc.resend_after_nak;
+      }
+      a["psn"] = psn;
+    } else {
+      if (rc.request_frame != 0) a["ack_frame"] = rc.request_frame;
+      if (rc.acked_count != 0) a["acked_count"] = rc.acked_count;
+      if (rc.nak_cause_frame != 0) a["nak_cause"] = rc.nak_cause_frame;
+      if (rc.not_captured != 0) a["not_captured"] = rc.not_captured;
+      if (rc.capture_gaps != 0) a["capture_gaps"] = rc.capture_gaps;
+    }
+  }
+  if (fa.cm) {
+    a["cm_connection"] = fa.cm->connection;
+    a["cm_message"] = std::string(fa.cm->message);
+  }
+  py::list flags;
+  for (const analysis::Flag& f : fa.flags) flags.append(flag_dict(f));
+  a["flags"] = flags;
+  return a;
+}
+
+// When a frame was on the wire: an ERF record's own timestamp (little-endian 32.32 seconds, as
+// Wireshark and `roceconf decode` take it), else the capture record's.
+std::int64_t wire_time_ns(const CaptureFrame& c, LinkType link) {
+  if (link != LinkType::kErf || c.data.size() < 16) return static_cast<std::int64_t>(c.time_ns);
+  std::uint64_t ts = 0;
+  for (int i = 7; i >= 0; --i) ts = (ts << 8) | c.data[static_cast<std::size_t>(i)];
+  const std::uint64_t fraction = ((ts & 0xFFFFFFFFu) * 1000000000u + 0x80000000u) >> 32;
+  return static_cast<std::int64_t>((ts >> 32) * 1000000000u + fraction);
+}
+
+// The analysis of a capture as it is read. A judgement a later frame makes about an earlier one
+// (acked-by, nak-received: the plugin shows them on the request) is added to the earlier
+// frame's dict while it is among the last kKept frames analysed.
+class Analysis {
+ public:
+  Analysis() : analyzer_(options()) {}
+
+  py::object add(std::uint64_t number, std::int64_t time_ns, const Packet& p) {
+    const analysis::FrameAnalysis& fa = analyzer_.add(number, time_ns, p);
+    for (const analysis::RcAnswer& answer : analyzer_.answers())
+      if (const auto it = kept_.find(answer.request_frame); it != kept_.end())
+        it->second["flags"].cast<py::list>().append(flag_dict(answer.flag));
+    if (!fa.rc && !fa.cm && fa.flags.empty()) return py::none();
+    py::dict a = analysis_dict(fa);
+    if (fa.rc && fa.rc->role == analysis::RcRole::kRequest) {
+      kept_.emplace(number, a);
+      order_.push_back(number);
+      if (order_.size() > kKept) {
+        kept_.erase(order_.front());
+        order_.pop_front();
+      }
+    }
+    return a;
+  }
+
+ private:
+  static constexpr std::size_t kKept = 65536;
+  // Bounded state, per-frame results not kept: memory stays flat however long the capture.
+  static analysis::AnalyzerOptions options() {
+    analysis::AnalyzerOptions o;
+    o.keep_results = false;
+    return o;
+  }
+  analysis::StreamAnalyzer analyzer_;
+  std::unordered_map<std::uint64_t, py::dict> kept_;
+  std::deque<std::uint64_t> order_;
+};
+
 // A capture file read frame by frame; the GIL is released while libpcap reads.
 class CaptureIterator {
  public:
-  CaptureIterator(const std::string& path, DecodeOptions options) : options_(options) {
+  CaptureIterator(const std::string& path, DecodeOptions options, bool analyze)
+      : options_(options) {
     auto r = PcapReader::open(path);
     if (!r) raise("CaptureError", r.error());
     reader_ = std::make_unique<PcapReader>(std::move(*r));
+    if (analyze) analysis_ = std::make_unique<Analysis>();
   }
   std::shared_ptr<Frame> next() {
     std::expected<std::optional<CaptureFrame>, std::string> got;
@@ -184,13 +294,19 @@ class CaptureIterator {
     if (!got) raise("CaptureError", got.error());
     if (!*got) throw py::stop_iteration();
     const auto& c = **got;
-    return decode_frame({c.data.begin(), c.data.end()}, reader_->link_type(), options_, c.time_ns);
+    auto frame =
+        decode_frame({c.data.begin(), c.data.end()}, reader_->link_type(), options_, c.time_ns);
+    if (analysis_)
+      frame->analysis = analysis_->add(reader_->frames_read(),
+                                       wire_time_ns(c, reader_->link_type()), frame->packet);
+    return frame;
   }
   int link() const { return static_cast<int>(reader_->link_type()); }
 
  private:
   std::unique_ptr<PcapReader> reader_;
   DecodeOptions options_;
+  std::unique_ptr<Analysis> analysis_;
 };
 
 }  // namespace
@@ -268,6 +384,10 @@ void register_packets(py::module_& m) {
           "(offset, bytes) from the first header cut short to the end of the frame, or None.")
       .def_property_readonly(
           "framing", [](const Frame& f) { return std::string(framing_name(f.packet.framing)); })
+      .def_property_readonly(
+          "analysis", [](const Frame& f) { return f.analysis; },
+          "The stream analysis (read_pcap(analyze=True)) as `roceconf decode --json` has it, or "
+          "None.")
       .def("summary", [](const Frame& f) { return summarize(f.packet, f.icrc_checked); })
       .def("__len__", [](const Frame& f) { return f.bytes.size(); });
 
@@ -297,13 +417,15 @@ void register_packets(py::module_& m) {
       py::arg("data"), py::arg("link") = 1, "The ICRC the frame should carry, or None.");
 
   py::class_<CaptureIterator>(m, "CaptureIterator")
-      .def(py::init([](const std::string& path, std::uint16_t udp_port, bool check_icrc) {
-             DecodeOptions o;
-             o.udp_port = udp_port;
-             o.check_icrc = check_icrc;
-             return std::make_unique<CaptureIterator>(path, o);
-           }),
-           py::arg("path"), py::arg("udp_port") = Udp::kRocePort, py::arg("check_icrc") = true)
+      .def(py::init(
+               [](const std::string& path, std::uint16_t udp_port, bool check_icrc, bool analyze) {
+                 DecodeOptions o;
+                 o.udp_port = udp_port;
+                 o.check_icrc = check_icrc;
+                 return std::make_unique<CaptureIterator>(path, o, analyze);
+               }),
+           py::arg("path"), py::arg("udp_port") = Udp::kRocePort, py::arg("check_icrc") = true,
+           py::arg("analyze") = false)
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &CaptureIterator::next)
       .def_property_readonly("link", &CaptureIterator::link);

@@ -172,3 +172,68 @@ def test_citation_apart_from_its_rule():
         roceconf.case(citation="9.7.5 (duplicates)")
     with pytest.raises(roceconf.CaseError, match="clause=... or citation="):
         roceconf.case(requirement="MUST")
+
+
+class SentCases:  # not collected by the pytest plugin: run through run_case below
+
+    @roceconf.case(id="pytest/pad-of-what-was-sent", clause="IBA Vol 1 9.2 (C9-6)",
+                   needs=["responder"])
+    def pad_of_what_was_sent(ctx):
+        """A 3-byte SEND goes out with one pad byte: the frame ctx.send returns says so."""
+        c = ctx.connect()
+        sent = ctx.send(c, "SEND", len=3)  # a whole message: its packets, here one
+        assert len(sent) == 1
+        bth = sent[0][roceconf.BTH]
+        assert bth.opcode == roceconf.Opcode.RC_SEND_ONLY
+        assert bth.padcount == 1, f"pad count {bth.padcount}"
+        assert bth.payload_length == 3 and sent[0].icrc_ok
+        ctx.expect(c, "ACK", psn=0)
+        one = ctx.send(c, roceconf.Opcode.RC_SEND_ONLY, ackreq=1, len=6)  # a request: a Packet
+        assert one[roceconf.BTH].padcount == 2 and one[roceconf.BTH].psn == bth.psn + 1
+        ctx.expect(c, "ACK", psn=1)
+
+    @roceconf.case(id="pytest/segments-sent", clause="IBA Vol 1 9.4.1", needs=["responder"])
+    def segments_sent(ctx):
+        """A message above the path MTU goes out as FIRST, MIDDLE..., LAST with ascending PSNs."""
+        c = ctx.connect(pmtu=1024)
+        sent = ctx.send(c, "SEND", len=2500)
+        names = [p[roceconf.BTH].opcode_name for p in sent]
+        assert names == ["RC_SEND_FIRST", "RC_SEND_MIDDLE", "RC_SEND_LAST"], names
+        psns = [p[roceconf.BTH].psn for p in sent]
+        assert psns == [psns[0], psns[0] + 1, psns[0] + 2]
+        assert [p[roceconf.BTH].payload_length for p in sent] == [1024, 1024, 452]
+        ctx.expect(c, "ACK", psn=2, eventually=True)
+
+    @roceconf.case(id="pytest/cm-sent", clause="IBA Vol 1 12.6.5", needs=["responder"])
+    def cm_sent(ctx):
+        """A CM message sent is returned decoded, with the TID and IDs it carried."""
+        c = ctx.connect()
+        dreq = ctx.send(c, "DREQ")
+        assert dreq[roceconf.MAD].attr_id == roceconf.CmMessage.DREQ
+        assert dreq[roceconf.DREQ].local_comm_id == c.local_comm_id
+        ctx.expect(c, "DREP")
+
+
+@pytest.mark.parametrize("case", [SentCases.pad_of_what_was_sent, SentCases.segments_sent,
+                                  SentCases.cm_sent])
+def test_send_returns_what_went_on_the_wire(case):
+    r = roceconf.run_case(case)
+    assert r.verdict == "pass", r.explain()
+
+
+def test_symbolic_names_in_steps():
+    @roceconf.case(id="pytest/symbolic-steps", clause="-", needs=["responder"])
+    def symbolic(ctx):
+        c = ctx.connect()
+        ctx.send(c, "SEND_ONLY", psn=5, ackreq=1, len=8)  # ahead of the expected PSN 0
+        nak = ctx.expect(c, "NAK", syndrome=roceconf.Syndrome.NAK_PSN_SEQUENCE_ERROR)
+        assert nak[roceconf.AETH].syndrome == roceconf.Syndrome.NAK_PSN_SEQUENCE_ERROR
+        assert nak[roceconf.AETH].syndrome & 0x1F == roceconf.NakCode.PSN_SEQUENCE_ERROR
+        # A value name as an identifier, or an IntEnum, in a step's fields.
+        rej = ctx.send("r", "REJ", reason="NO_QP_AVAILABLE")
+        assert rej[roceconf.REJ].reason == roceconf.RejReason.NO_QP_AVAILABLE
+        rej = ctx.send("r", "REJ", reason=roceconf.RejReason.INVALID_SERVICE_ID)
+        assert rej[roceconf.REJ].reason == 8
+
+    r = roceconf.run_case(symbolic)
+    assert r.verdict == "pass", r.explain()

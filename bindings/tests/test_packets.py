@@ -172,3 +172,110 @@ def test_type_stubs_name_every_class_and_docstrings_describe_them():
         assert cls.__doc__ and "Fields:" in cls.__doc__, name
     assert os.path.exists(os.path.join(os.path.dirname(roceconf.__file__), "py.typed"))
     assert roceconf.parse.__doc__ and roceconf.Target.reference.__doc__
+
+
+# ---- names, constants, positional Raw, text forms, copies ----
+
+def test_raw_takes_its_load_by_position():
+    assert Raw(b"abc").load == b"abc"
+    assert bytes(ROCE / BTH() / Raw(b"abc")) == bytes(ROCE / BTH() / Raw(load=b"abc"))
+    with pytest.raises(TypeError, match="positional"):
+        Raw(b"a", b"b")
+    with pytest.raises(TypeError, match="by keyword"):
+        BTH(5)
+
+
+def test_symbolic_names_encode_as_their_numbers():
+    by_name = ROCE / BTH(opcode="RC_ACKNOWLEDGE") / AETH(syndrome="NAK_PSN_SEQUENCE_ERROR")
+    by_number = ROCE / BTH(opcode=0x11) / AETH(syndrome=0x60)
+    assert bytes(by_name) == bytes(by_number)
+    p = roceconf.parse(bytes(by_name))
+    assert p[AETH].syndrome == 0x60 and p[AETH].syndrome_name == "NAK_PSN_SEQUENCE_ERROR"
+    # Case-insensitive, or the constants; REJ reasons as the table spells them or identifiers.
+    assert bytes(ROCE / BTH(opcode="rc_acknowledge") / AETH(
+        syndrome=roceconf.Syndrome.NAK_PSN_SEQUENCE_ERROR)) == bytes(by_number)
+    rej = [bytes(Ether() / IP() / UDP() / BTH() / MAD(tid=1) / roceconf.REJ(reason=r))
+           for r in ("Invalid Service ID", "INVALID_SERVICE_ID", roceconf.RejReason.INVALID_SERVICE_ID, 8)]
+    assert len(set(rej)) == 1
+    assert roceconf.parse(rej[0])[roceconf.REJ].reason == 8
+    mad = roceconf.parse(bytes(Ether() / IP() / UDP() / BTH() / MAD(tid=1, attr_id="REQ")
+                               / roceconf.REQ()))
+    assert mad[MAD].attr_id == roceconf.CmMessage.REQ == 0x10
+    a = AETH()
+    a.syndrome = "RNR_NAK"
+    assert a.syndrome == 0x20
+
+
+def test_unknown_names_fail_where_they_are_given():
+    with pytest.raises(roceconf.EncodeError, match="AETH.syndrome: unknown name 'NAK_BOGUS'"):
+        AETH(syndrome="NAK_BOGUS")
+    with pytest.raises(roceconf.EncodeError, match="BTH.psn: expected an integer"):
+        BTH(psn="five")
+    b = BTH()
+    with pytest.raises(roceconf.EncodeError, match="unknown name"):
+        b.opcode = "RC_TELEPORT"
+
+
+def test_constants_come_from_the_codec_tables():
+    table = next(f["values"] for f in roceconf._roceconf.field_table()
+                 if f["layer"] == "bth" and f["name"] == "opcode")  # {value: name}
+    first = {}  # each name at its first value (MANUFACTURER_SPECIFIC spans 0xE0-0xFF)
+    for value, name in sorted(table.items()):
+        first.setdefault(name, value)
+    assert {o.label: int(o) for o in roceconf.Opcode} == first
+    assert roceconf.Opcode.RC_SEND_ONLY == 0x04 and roceconf.Opcode.CNP == 0x81
+    assert roceconf.Syndrome.NAK_PSN_SEQUENCE_ERROR == 0x60
+    assert roceconf.Syndrome.RNR_NAK == 0x20 and roceconf.Syndrome.ACK == 0x00
+    assert [(n.name, int(n)) for n in roceconf.NakCode] == [
+        ("PSN_SEQUENCE_ERROR", 0), ("INVALID_REQUEST", 1), ("REMOTE_ACCESS_ERROR", 2),
+        ("REMOTE_OPERATIONAL_ERROR", 3), ("INVALID_RD_REQUEST", 4)]
+    assert roceconf.CmMessage.REP == 0x13 and roceconf.CmMessage.CLASS_PORT_INFO == 0x01
+    assert roceconf.RejReason.NO_QP_AVAILABLE == 1
+    assert roceconf.RejReason.NO_QP_AVAILABLE.label == "No QP available"
+    assert roceconf.RejReason.VENDOR_OPTION_NOT_SUPPORTED == 35
+
+
+def hex_fields(layer):
+    return {f["name"].replace(".", "_") for f in roceconf._roceconf.field_table()
+            if f["hex"] and any(c == layer for c, _ in f["python"])}
+
+
+def test_one_base_per_field_in_repr_show_and_summary():
+    pkt = ROCE / BTH(psn=5, dqpn=0x12) / AETH(msn=3)
+    p = roceconf.parse(bytes(pkt))
+    # The table: psn and dqpn are hex, msn decimal; small and large values alike.
+    assert {"psn", "dqpn", "opcode"} <= hex_fields("BTH") and "msn" not in hex_fields("AETH")
+    for psn, msn in ((5, 3), (0x10, 12), (0xABCDEF, 1000)):
+        p[BTH].psn = psn
+        p[AETH].msn = msn
+        r = repr(p)
+        assert f"psn={hex(psn)}" in r and f"msn={msn}" in r, r
+        shown = p.show(dump=True)
+        assert f"psn                      = {hex(psn)}\n" in shown, shown
+        assert f"msn                      = {msn}\n" in shown
+        assert "opcode                   = RC_ACKNOWLEDGE (0x11)" in shown
+        s = p.summary()
+        assert f"psn={hex(psn)}" in s and f"msn={msn}" in s and "dqpn=0x12" in s, s
+        assert s.startswith("Ether / IP ") and " / BTH RC_ACKNOWLEDGE " in s, s
+        # Edited, the ICRC as read is stale: the summary is of the bytes as they are now.
+        icrc = "ok" if (psn, msn) == (5, 3) else "bad [bad-icrc]"
+        assert s.endswith(f" / AETH ACK msn={msn} / ICRC {icrc}"), s
+
+
+def test_show2_hexdump_and_copy():
+    pkt = ROCE / BTH(psn=5) / Raw(b"abc")
+    assert "padcount                 = None" in pkt.show(dump=True)
+    assert "padcount                 = 1\n" in pkt.show2(dump=True)  # built: computed fields in
+    dump = pkt.hexdump(dump=True)
+    data = bytes(pkt)
+    assert dump.splitlines()[0].startswith("0000  " + " ".join(f"{b:02X}" for b in data[:16]))
+    assert len(dump.splitlines()) == (len(data) + 15) // 16
+    assert "abc" in dump.replace("\n", "")
+    p = roceconf.parse(data)
+    q = p.copy()
+    assert bytes(q) == data and q is not p
+    q[BTH].psn = 6
+    assert p[BTH].psn == 5 and bytes(p) == data and roceconf.parse(bytes(q))[BTH].psn == 6
+    c = pkt.copy()
+    c[BTH].psn = 9
+    assert pkt[BTH].psn == 5

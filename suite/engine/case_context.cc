@@ -68,8 +68,9 @@ std::uint32_t CaseContext::new_qpn() {
   return q;
 }
 
-void CaseContext::cm_send(Connection& c, std::string_view message, const Assignments& a) {
-  cm_.cm_send(c, message, a);
+std::vector<std::uint8_t> CaseContext::cm_send(Connection& c, std::string_view message,
+                                               const Assignments& a) {
+  return cm_.cm_send(c, message, a);
 }
 
 void CaseContext::connect(Connection& c, const Assignments& a) {
@@ -94,7 +95,8 @@ void CaseContext::open(Connection& c, const Assignments& a) {
 
 // ---- data -------------------------------------------------------------------------------
 
-void CaseContext::send(Connection& c, std::string_view op, const Assignments& a) {
+std::vector<std::vector<std::uint8_t>> CaseContext::send(Connection& c, std::string_view op,
+                                                         const Assignments& a) {
   // A SEND of more than the responder's receive buffers hold, or an RDMA operation with no
   // region to address, cannot say anything about the target: SKIP before sending.
   const auto need_region = [&](std::uint8_t code) {
@@ -123,21 +125,24 @@ void CaseContext::send(Connection& c, std::string_view op, const Assignments& a)
     auto frame = build_request(addresses(), c, *code, a);
     if (!frame) error(frame.error());
     if (opcode_info(*code).is_request) c.next_psn = psn::add(frame->psn, frame->psn_span);
-    wire_.transmit(std::move(frame->bytes), fmt::format("{} {} {}", c.name, op, a.text()));
-    return;
+    wire_.transmit(frame->bytes, fmt::format("{} {} {}", c.name, op, a.text()));
+    return {std::move(frame->bytes)};
   }
   // A whole message, segmented at the path MTU.
   auto segments = MessageSegmenter::make(*message, a, c.pmtu, c.next_psn & 0xFF);
   if (!segments) error(segments.error());
+  std::vector<std::vector<std::uint8_t>> sent;
   for (std::uint64_t i = 0; i < segments->packets(); ++i) {
     const Segment s = segments->segment(i);
     need_region(s.opcode);
     auto frame = build_request(addresses(), c, s.opcode, s.fields);
     if (!frame) error(frame.error());
     c.next_psn = psn::add(frame->psn, frame->psn_span);
-    wire_.transmit(std::move(frame->bytes),
+    wire_.transmit(frame->bytes,
                    fmt::format("{} {} {}", c.name, opcode_info(s.opcode).op_name, s.fields.text()));
+    sent.push_back(std::move(frame->bytes));
   }
+  return sent;
 }
 
 void CaseContext::send_frame(std::vector<std::uint8_t> frame, std::string text) {

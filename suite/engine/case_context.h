@@ -88,14 +88,16 @@ class CaseContext {
   // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo
   // (Get). Defaults come from the connection; any field of the message and the MAD header (tid,
   // class_version, ...) can be set. On an accepted connection (the tester is the passive side)
-  // REP, REJ and MRA answer the target's REQ: its TID, REJ and MRA of the REQ.
-  void cm_send(Connection& c, std::string_view message, const Assignments& a);
+  // REP, REJ and MRA answer the target's REQ: its TID, REJ and MRA of the REQ. Returns the
+  // frame sent (a case may check what it sent).
+  std::vector<std::uint8_t> cm_send(Connection& c, std::string_view message, const Assignments& a);
 
   // ---- data ----
   // One request packet (opcode name or number), or a whole message when `op` is SEND,
   // RDMA_WRITE, SEND_WITH_IMM, RDMA_WRITE_WITH_IMM: segmented at the path MTU, AckReq on the
-  // last packet. Without psn=, the next PSN of the connection.
-  void send(Connection& c, std::string_view op, const Assignments& a);
+  // last packet. Without psn=, the next PSN of the connection. Returns the frames sent, in order.
+  std::vector<std::vector<std::uint8_t>> send(Connection& c, std::string_view op,
+                                              const Assignments& a);
   // A frame as given (for cases that craft bytes themselves).
   void send_frame(std::vector<std::uint8_t> frame, std::string text);
 

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "control/rcnf_private_data.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/mad/rdma_cm.h"
 #include "dissector/names.h"
 #include "suite/engine/case_stop.h"
 #include "suite/engine/frame_builder.h"
-#include "control/rcnf_private_data.h"
 
 namespace roceconf::engine {
 
@@ -38,7 +38,8 @@ CmActive::CmActive(Target& target, const Timing& timing, EvidenceRecorder& evide
       control_(control),
       passive_(passive) {}
 
-void CmActive::cm_send(Connection& c, std::string_view message, const Assignments& a) {
+std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view message,
+                                            const Assignments& a) {
   Assignments header;
   CmMessage msg;
   std::array<std::uint8_t, kReqPrivateDataSize> req_private{};
@@ -160,7 +161,8 @@ void CmActive::cm_send(Connection& c, std::string_view message, const Assignment
   if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
   auto frame = build_mad(tester_addresses(target_), pkey, msg, tid, header);
   if (!frame) evidence_.error(frame.error());
-  wire_.transmit(std::move(frame->bytes), fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
+  wire_.transmit(frame->bytes, fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
+  return std::move(frame->bytes);
 }
 
 void CmActive::connect(Connection& c, const Assignments& a) {

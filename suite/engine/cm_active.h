@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "dissector/packet.h"
 #include "suite/engine/assignments.h"
@@ -32,8 +33,8 @@ class CmActive {
   // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo
   // (Get). Defaults come from the connection; any field of the message and the MAD header (tid,
   // class_version, ...) can be set. On an accepted connection REP, REJ and MRA answer the
-  // target's REQ: its TID, REJ and MRA of the REQ.
-  void cm_send(Connection& c, std::string_view message, const Assignments& a);
+  // target's REQ: its TID, REJ and MRA of the REQ. Returns the frame sent.
+  std::vector<std::uint8_t> cm_send(Connection& c, std::string_view message, const Assignments& a);
   // Full rdma_cm connect to the responder (REQ, REP, RTU); keys as CaseContext::connect.
   void connect(Connection& c, const Assignments& a);
   // DREQ and the DREP (FAILs without DREP).

@@ -9,7 +9,9 @@
 Packets: a class per header (Ether, Dot1Q, IP, IPv6, UDP, LRH, GRH, BTH, RDETH, DETH, XRCETH,
 RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, FETH, MAD, Raw) and per CM message (REQ, MRA,
 REJ, REP, RTU, DREQ, DREP, SIDR_REQ, SIDR_REP, LAP, APR, ClassPortInfo), with Scapy's field
-names; parse() and read_pcap() decode through the C++ dissector.
+names; parse() and read_pcap() decode through the C++ dissector (read_pcap(..., analyze=True) adds
+the stream analysis). Symbolic values from the codec's tables: Opcode, Syndrome, NakCode,
+CmMessage, RejReason (or their names as strings, wherever a number goes).
 Targets and ports: Target.reference(quirks=[...]), Target.daemon(...), Target.raw(...),
 memory_pair(), raw_socket_port(...), ControlClient(path).
 Cases: @roceconf.case(...) functions taking a Context; run_case(), `roceconf run --cases`, and
@@ -20,6 +22,7 @@ from . import _roceconf
 from .errors import (CaptureError, CaseError, CaseStopped, DecodeError, EncodeError, Error,
                      LayerError, TargetError, TransportError)
 from .packet import LAYERS, Finding, Layer, Packet, parse, read_pcap
+from .constants import CmMessage, NakCode, Opcode, RejReason, Syndrome
 from .context import Context
 from .case import CaseInfo, case, load_cases, registered_cases
 from .runner import CaseResult, run_case
@@ -39,6 +42,7 @@ __all__ = [
     "Error", "DecodeError", "EncodeError", "LayerError", "CaptureError", "TransportError",
     "TargetError", "CaseError", "CaseStopped",
     "Layer", "Packet", "Finding", "parse", "read_pcap", "LAYERS",
+    "Opcode", "Syndrome", "NakCode", "CmMessage", "RejReason",
     "Target", "Port", "Connection", "ControlClient", "memory_pair", "raw_socket_port",
     "Context", "CaseInfo", "case", "load_cases", "registered_cases", "CaseResult", "run_case",
 ] + list(LAYERS)

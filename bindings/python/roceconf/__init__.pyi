@@ -8,6 +8,8 @@ from .errors import (CaptureError as CaptureError, CaseError as CaseError, CaseS
                      LayerError as LayerError, TargetError as TargetError, TransportError as TransportError)
 from .packet import Finding as Finding, Layer as Layer, Packet as Packet, LAYERS as LAYERS, parse as parse, read_pcap as read_pcap
 from .runner import CaseResult as CaseResult, run_case as run_case
+from .constants import (CmMessage as CmMessage, NakCode as NakCode, Opcode as Opcode,
+                        RejReason as RejReason, Syndrome as Syndrome)
 
 __version__: str
 
@@ -145,6 +147,7 @@ class APR(Layer): ...
 class ClassPortInfo(Layer): ...
 class Raw(Layer):
     load: bytes
+    def __init__(self, load: bytes = ..., **fields: Any) -> None: ...
 class Undecoded(Layer):
     """The bytes from the first header cut short to the end of the frame, as they came."""
     offset: Optional[int]

@@ -2,8 +2,10 @@
 cases (connect, send, expect, expect_nothing, control, ...), with keyword fields.
 
 Fields are the case language's: `psn=1` counts from the connection's starting PSN, `msn="+1"`
-is one after the last MSN seen, `syndrome="psn_seq_err"`; a dotted name is written with `__`
-(`ip__csum="bad"`) or passed in `fields={"ip.csum": "bad"}`. Windows are duration strings
+is one after the last MSN seen, `syndrome="psn_seq_err"`, value names as the codec's table has
+them or as identifiers (`reason="NO_QP_AVAILABLE"`), or the IntEnums of roceconf.constants; a
+dotted name is written with `__` (`ip__csum="bad"`) or passed in `fields={"ip.csum": "bad"}`.
+Windows are duration strings
 ("4rtt", "10ms") or seconds; the defaults are the run's calibrated windows. A step that fails
 raises CaseStopped: let it propagate and the case gets that verdict.
 """
@@ -63,6 +65,11 @@ class Context:
     def _merge(fields: Optional[Dict[str, Any]], kw: Dict[str, Any]) -> Dict[str, Any]:
         merged = dict(fields or {})
         merged.update(kw)
+        for k, v in merged.items():  # value names as identifiers too: reason="NO_QP_AVAILABLE"
+            if isinstance(v, str):
+                named = _core.step_value(k.replace("__", "."), v)
+                if named is not None:
+                    merged[k] = named
         return merged
 
     # ---- connections ----
@@ -109,27 +116,32 @@ class Context:
         self._h.expect_status(_name(conn), kw, window)
 
     # ---- packets ----
-    def send(self, conn: ConnRef, op: str, *, fields: Optional[Dict[str, Any]] = None,
-             **kw: Any) -> None:
-        """One request (SEND_ONLY, RDMA_WRITE_ONLY, READ, FETCH_ADD, a number, ...) or a whole
-        message (SEND, RDMA_WRITE, ... len=N), or a CM message (REQ, REP, RTU, DREQ, DREP, MRA,
-        REJ, ClassPortInfo)."""
+    def send(self, conn: ConnRef, op: Union[str, int], *,
+             fields: Optional[Dict[str, Any]] = None, **kw: Any) -> Union[Packet, List[Packet]]:
+        """One request (SEND_ONLY, RDMA_WRITE_ONLY, READ, FETCH_ADD, a number or
+        roceconf.Opcode, ...) or a whole message (SEND, RDMA_WRITE, SEND_WITH_IMM,
+        RDMA_WRITE_WITH_IMM with len=N), or a CM message (REQ, REP, RTU, DREQ, DREP, MRA, REJ,
+        ClassPortInfo). Returns what went on the wire, decoded: the Packet of a request or CM
+        message; for a whole message the list of its packets (one or more, by the path MTU)."""
         f = self._merge(fields, kw)
+        op = str(int(op)) if isinstance(op, int) else op
         self._step(f"send {_name(conn)} {op} {_text(f)}")
         if op in ("REQ", "REP", "RTU", "DREQ", "DREP", "MRA", "REJ", "ClassPortInfo"):
             if not self._h.has_connection(_name(conn)):
                 self._h.new_connection(_name(conn))
-            self._h.cm_send(_name(conn), op, f)
-        else:
-            self._h.send(_name(conn), op, f)
+            return parse(self._h.cm_send(_name(conn), op, f), strict=False)
+        frames, whole_message = self._h.send(_name(conn), op, f)
+        packets = [parse(d, strict=False) for d in frames]
+        return packets if whole_message else packets[0]
 
-    def send_frame(self, frame: Union[bytes, Packet], text: Optional[str] = None) -> None:
-        """A frame exactly as given (bytes, or a Packet built with `/`)."""
+    def send_frame(self, frame: Union[bytes, Packet], text: Optional[str] = None) -> Packet:
+        """A frame exactly as given (bytes, or a Packet built with `/`). Returns it, decoded."""
         data = bytes(frame)
         if text is None:
             text = frame.summary() if isinstance(frame, Packet) else f"{len(data)} bytes"
         self._step(f"send frame {text}")
         self._h.send_frame(data, text)
+        return parse(data, strict=False)
 
     def expect(self, conn: ConnRef, kind: str = "any", *, window: Any = None,
                eventually: bool = False, fields: Optional[Dict[str, Any]] = None,

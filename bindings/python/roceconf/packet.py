@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple, Type, Union
 
 from . import _roceconf as _core
+from . import display
 from .errors import DecodeError, EncodeError, LayerError
 
 __all__ = ["Layer", "Packet", "Finding", "parse", "read_pcap", "LAYERS"]
@@ -39,8 +40,22 @@ class Layer:
     _computed: frozenset = frozenset()
     _readonly: frozenset = frozenset()  # derived (opcode_name, icrc_ok): as decoded
     _aliases: Dict[str, Tuple[str, ...]] = {}  # older names viewing fields (IP.tos)
+    _hex: frozenset = frozenset()  # shown in hexadecimal (the field table says which)
+    _types: Dict[str, str] = {}  # "unsigned", "bool", "name", "bytes", "mac", "ipv4", "ipv6"
+    _names: Dict[str, Dict[int, str]] = {}  # the table's value names (opcodes, syndromes, ...)
+    _positional: Tuple[str, ...] = ()  # fields given by position: Raw(b"...")
 
-    def __init__(self, **fields: Any) -> None:
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        if len(args) > len(self._positional):
+            cls = type(self).__name__
+            raise TypeError(f"{cls}() takes its fields by keyword ({cls}(field=value, ...))"
+                            if not self._positional else
+                            f"{cls}() takes {len(self._positional)} positional argument "
+                            f"({', '.join(self._positional)}), {len(args)} given")
+        for name, value in zip(self._positional, args):
+            if name in fields:
+                raise TypeError(f"{type(self).__name__}() got '{name}' twice")
+            fields[name] = value
         values: Dict[str, Any] = {}
         for name, value in fields.items():
             if name in self._aliases:
@@ -53,8 +68,17 @@ class Layer:
             if name in self._readonly:
                 raise EncodeError(f"{type(self).__name__}.{name} is derived from the other "
                                   "fields and cannot be given")
-            values[name] = value
+            values[name] = self._value(name, value)
         object.__setattr__(self, "_values", values)
+
+    @classmethod
+    def _value(cls, name: str, value: Any) -> Any:
+        """A number given by its name becomes the number (checked now, not in bytes())."""
+        if isinstance(value, str) and cls._types.get(name) in ("unsigned", "bool"):
+            if name in cls._names:
+                return _core.named_value(cls.__name__, name, value)
+            raise EncodeError(f"{cls.__name__}.{name}: expected an integer, got '{value}'")
+        return value
 
     @classmethod
     def _from_values(cls, values: Dict[str, Any]) -> "Layer":
@@ -77,7 +101,7 @@ class Layer:
         if name in self._readonly:
             raise AttributeError(f"{type(self).__name__}.{name} is derived from the other "
                                  "fields and cannot be set")
-        self._values[name] = value
+        self._values[name] = self._value(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in self._aliases:
@@ -111,9 +135,8 @@ class Layer:
         return id(self)
 
     def __repr__(self) -> str:
-        def show(v: Any) -> str:
-            return hex(v) if isinstance(v, int) and not isinstance(v, bool) and v > 9 else repr(v)
-        given = " ".join(f"{k}={show(v)}" for k, v in self._values.items() if v is not None)
+        given = " ".join(f"{k}={display.value_text(self, k, v)}" for k, v in self._values.items()
+                         if v is not None)
         return f"<{type(self).__name__} {given} |>" if given else f"<{type(self).__name__} |>"
 
 
@@ -123,7 +146,7 @@ def _field_property(name: str, default: Any) -> property:
         return self._values.get(name, default)
 
     def put(self: Layer, value: Any) -> None:
-        self._values[name] = value
+        self._values[name] = self._value(name, value)
 
     def drop(self: Layer) -> None:
         self._values.pop(name, None)
@@ -152,7 +175,12 @@ for _name, _doc, _table, _alias_table in _core.layer_table():
         "_computed": frozenset(f[0] for f in _table if f[2]),
         "_readonly": frozenset(f[0] for f in _table if f[3]),
         "_aliases": {a: tuple(over) for a, over in _alias_table},
+        "_hex": frozenset(f[0] for f in _table if f[4]),
+        "_types": {f[0]: f[5] for f in _table},
+        "_names": {f[0]: dict(f[6]) for f in _table if f[6]},
     }
+    if _name == "Raw":
+        _attrs["_positional"] = ("load",)
     for _f in _table:
         _attrs[_f[0]] = _field_property(_f[0], _f[1])
     for _a, _over in _alias_table:
@@ -171,6 +199,7 @@ class Undecoded(Layer):
     _fields = ("offset", "load")
     _defaults = {"offset": None, "load": b""}
     _computed = frozenset()
+    _types = {"offset": "unsigned", "load": "bytes"}
     offset = _field_property("offset", None)
     load = _field_property("load", b"")
 
@@ -373,16 +402,21 @@ class Packet:
         return bytes(self)
 
     # ---- what the decoder found ----
+    def _decoded(self) -> Any:
+        """The frame of these bytes: as read while unchanged, else the bytes built now."""
+        if self._frame is not None and self._unmodified():
+            return self._frame
+        return _core.decode(bytes(self), self.link)
+
     @property
     def findings(self) -> List[Finding]:
-        frame = self._frame if self._frame is not None else _core.decode(bytes(self))
-        return [Finding(*f) for f in frame.findings]
+        """What the decoder finds in the packet's bytes (as they are now)."""
+        return [Finding(*f) for f in self._decoded().findings]
 
     @property
     def icrc_ok(self) -> Optional[bool]:
         """Whether the ICRC carried is the one computed; None without an ICRC."""
-        frame = self._frame if self._frame is not None else _core.decode(bytes(self))
-        icrc = frame.icrc
+        icrc = self._decoded().icrc
         return None if icrc is None else icrc[0] == icrc[1]
 
     @property
@@ -390,17 +424,55 @@ class Packet:
         """Capture time (read_pcap) since the Unix epoch, else 0."""
         return self._frame.time_ns if self._frame is not None else 0
 
-    def summary(self) -> str:
-        frame = self._frame if self._frame is not None else _core.decode(bytes(self))
-        return frame.summary()
+    @property
+    def analysis(self) -> Optional[Dict[str, Any]]:
+        """read_pcap(..., analyze=True): the stream analysis of this frame, as `roceconf decode
+        --json` has it under "analysis" (channel, role, psn, ack_frame, cm_connection, flags,
+        ...), with the judgements later frames make (acked-by, nak-received) added as they
+        come; None when not analysed or when the analysis has nothing to say."""
+        return self._frame.analysis if self._frame is not None else None
 
-    def show(self) -> None:
-        for layer in self.layers:
-            print(f"###[ {type(layer).__name__} ]###")
-            for k, v in layer.fields().items():
-                print(f"  {k:<24} = {hex(v) if isinstance(v, int) and v > 9 else v!r}")
-        for f in self.findings:
-            print(f"  !! {f.severity} {f.code} at {f.offset}: {f.message}")
+    @property
+    def link(self) -> int:
+        """The link type: the capture's, or that of the first layer (Ether 1, IP 101, LRH 247)."""
+        if self._frame is not None:
+            return self._frame.link
+        first = type(self.layers[0]).__name__ if self.layers else "Ether"
+        return {"IP": 101, "IPv6": 101, "LRH": 247}.get(first, 1)
+
+    def copy(self) -> "Packet":
+        """A deep copy: edits to it leave this packet as it is (and a parsed packet's copy keeps
+        its bytes until a field changes)."""
+        p = object.__new__(Packet)
+        p._frame = self._frame
+        p._layers = None if self._layers is None else [l.copy() for l in self._layers]
+        p._cache = None if self._cache is None else {k: l.copy() for k, l in self._cache.items()}
+        return p
+
+    def summary(self) -> str:
+        """One line: each layer's key fields, in the same bases as repr and show()."""
+        return display.summary_text(self)
+
+    def show(self, dump: bool = False) -> Optional[str]:
+        """Every field of every layer (numbers in their table base, value names beside them),
+        the decoder's findings and the analysis flags; printed, or returned with dump=True."""
+        text = display.show_text(self)
+        if dump:
+            return text
+        print(text)
+        return None
+
+    def show2(self, dump: bool = False) -> Optional[str]:
+        """show() of the packet as built: its bytes decoded again, computed fields filled in."""
+        return parse(bytes(self), link=self.link, strict=False).show(dump)
+
+    def hexdump(self, dump: bool = False) -> Optional[str]:
+        """The bytes as Scapy's hexdump() lays them out; printed, or returned with dump=True."""
+        text = display.hexdump_text(bytes(self))
+        if dump:
+            return text
+        print(text)
+        return None
 
     def __repr__(self) -> str:
         return " / ".join(repr(l) for l in self.layers)
@@ -431,7 +503,10 @@ def parse(data: Union[bytes, bytearray, memoryview], *, link: int = 1, udp_port:
     return packet
 
 
-def read_pcap(path: str, *, udp_port: int = 4791, check_icrc: bool = True) -> Iterator[Packet]:
-    """The frames of a pcap or pcapng file, decoded (never strict: see each packet's findings)."""
-    for frame in _core.CaptureIterator(str(path), udp_port, check_icrc):
+def read_pcap(path: str, *, udp_port: int = 4791, check_icrc: bool = True,
+              analyze: bool = False) -> Iterator[Packet]:
+    """The frames of a pcap or pcapng file, decoded (never strict: see each packet's findings).
+    With analyze=True each packet also carries the stream analysis (`packet.analysis`) the
+    Wireshark plugin shows: PSN state, retransmissions, what an ACK answers, CM state, flags."""
+    for frame in _core.CaptureIterator(str(path), udp_port, check_icrc, analyze):
         yield Packet._from_frame(frame)

@@ -2,13 +2,18 @@
 test against a target, failing on FAIL, ERROR and INCONCLUSIVE and skipping on SKIP.
 
 Loaded automatically when the package is installed or on PYTHONPATH (its pytest11 entry point),
-or with `-p roceconf.pytest_plugin`. Options: --roceconf-target reference|daemon|raw,
---roceconf-quirk NAME (repeatable), --roceconf-profile FILE (raw), --roceconf-seed N.
+or with `-p roceconf.pytest_plugin`. Any .py file with a @roceconf.case function is collected,
+whatever its name and without an ini file (`pytest examples/`), beside pytest's own test files.
+Options: --roceconf-target reference|daemon|raw, --roceconf-quirk NAME (repeatable),
+--roceconf-profile FILE (raw), --roceconf-seed N; a bad one is a usage error (exit 4).
 Fixture: `roceconf_target`, the session's target (reset before each case).
 """
 
 from __future__ import annotations
 
+import fnmatch
+import os
+import re
 from typing import Any, Optional
 
 import pytest
@@ -90,8 +95,62 @@ class RoceconfCase(pytest.Item):
         return self.path, None, f"roceconf case {self.info.id}"
 
 
+def _check_options(config: Any) -> None:
+    """Options that cannot work are a usage error now, not a traceback at the first case."""
+    kind = config.getoption("--roceconf-target")
+    quirks = config.getoption("--roceconf-quirk")
+    profile = config.getoption("--roceconf-profile")
+    if quirks and kind == "raw":
+        raise pytest.UsageError("--roceconf-quirk: quirks are defects of the reference target; "
+                                "the raw target is a real device")
+    if quirks:
+        try:  # the reference NIC knows its quirks: the message lists them
+            _core.Target.reference(quirks).close()
+        except Exception as e:  # roceconf.TargetError
+            raise pytest.UsageError(f"--roceconf-quirk: {e}") from None
+    if kind == "daemon" and not roceconf_binary():
+        raise pytest.UsageError("--roceconf-target daemon needs the roceconf executable (build "
+                                "it, put it on PATH, or set ROCECONF_CLI)")
+    if profile and not os.path.isfile(profile):
+        raise pytest.UsageError(f"--roceconf-profile {profile}: no such file")
+    if profile and kind != "raw":
+        raise pytest.UsageError("--roceconf-profile is for --roceconf-target raw")
+
+
 def pytest_configure(config: Any) -> None:
     config.addinivalue_line("markers", "roceconf: a roceconf conformance case")
+    _check_options(config)
+
+
+_CASE = re.compile(r"@\s*(?:roceconf\s*\.\s*)?case\s*\(")
+
+
+def _pytest_collects(file_path: Any, parent: Any) -> bool:
+    """Whether pytest's own python plugin collects the file (named on the command line, or
+    matching python_files), so it is not collected twice."""
+    if parent.session.isinitpath(file_path):
+        return True
+    for pattern in parent.config.getini("python_files"):
+        target = str(file_path) if os.sep in pattern or "/" in pattern else file_path.name
+        if fnmatch.fnmatch(target, pattern):
+            return True
+    return False
+
+
+def pytest_collect_file(file_path: Any, parent: Any) -> Any:
+    """A case file whatever its name (pytest alone collects test_*.py): `pytest examples/`."""
+    if file_path.suffix != ".py" or file_path.name.startswith(("_", "conftest", "setup")):
+        return None
+    if _pytest_collects(file_path, parent):
+        return None
+    try:
+        with open(file_path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    if "roceconf" not in text or not _CASE.search(text):
+        return None
+    return pytest.Module.from_parent(parent, path=file_path)
 
 
 def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> Any:
