@@ -125,6 +125,7 @@ void ConnectionGroups::set_peer(std::uint32_t id, std::uint32_t peer) {
 }
 
 void ConnectionGroups::observe(const Packet& p, const FrameAnalysis& fa, const CmTracker& cm) {
+  if (finished_) return;
   ++frames_;
   if (fa.cm && fa.cm->connection != 0) {
     CmInfo& c = connection(fa.cm->connection);

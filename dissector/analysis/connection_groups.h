@@ -53,7 +53,7 @@ struct ConnectionGroup {
 class ConnectionGroups {
  public:
   // Pass 1: every frame in capture order with its analysis (`cm` is the analyzer's tracker,
-  // read for the endpoints of CM connections).
+  // read for the endpoints of CM connections). Ignored after finish().
   void observe(const Packet& p, const FrameAnalysis& fa, const CmTracker& cm);
   // Ends pass 1: numbers the groups by first frame and drops what only pass 1 needed.
   void finish();
