@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -189,6 +190,61 @@ TEST(ConnectionGroups, GeneratedTrafficShardsAnalyseAsTheWhole) {
   for (const ConnectionGroup& g : s.groups.groups()) bound += g.cm_connection != 0 ? 1 : 0;
   EXPECT_GT(bound, s.groups.size() / 2);
   expect_shards_analyse_as_whole(frames, s);
+}
+
+// The same traffic without its CM exchanges and with a frame in twenty lost to the capture:
+// channels pair by PSN (or as the only candidate) alone, and every shard analyses as the whole.
+TEST(ConnectionGroups, WithoutCmAndWithCaptureLoss) {
+  TrafficGenerator gen(12);
+  std::mt19937_64 rng(12);
+  std::vector<Frame> frames;
+  while (frames.size() < 20000) {
+    Frame f;
+    f.bytes = gen.next(&f.link);
+    const Packet p = decode(f.bytes, f.link);
+    if ((p.mad && p.mad->cm) || rng() % 20 == 0) continue;
+    f.time_ns = static_cast<std::int64_t>(frames.size()) * 200;
+    frames.push_back(std::move(f));
+  }
+  Split s;
+  split(frames, s);
+  EXPECT_GT(s.groups.size(), 30u);
+  for (const ConnectionGroup& g : s.groups.groups()) EXPECT_EQ(g.cm_connection, 0u);
+  expect_shards_analyse_as_whole(frames, s);
+}
+
+// Six QP pairs between the same two hosts, no CM, a frame in six lost to the capture: many
+// first responses acknowledge a request the capture lost and fit none of the unpaired request
+// channels, or fit several. Whatever the shards, each analyses as the whole.
+TEST(ConnectionGroups, ManyQpPairsBetweenTwoHostsWithLoss) {
+  using namespace test;
+  std::size_t groups = 0;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    std::vector<Frame> frames;
+    std::array<std::uint32_t, 6> psn{};
+    for (std::size_t i = 0; i < psn.size(); ++i) psn[i] = static_cast<std::uint32_t>(rng() % 64);
+    for (int step = 0; step < 300; ++step) {
+      const std::size_t i = rng() % psn.size();
+      Packet p;
+      if (rng() % 2 == 0) {
+        p = request(opcode::kRcSendOnly, psn[i]++, 8);
+        p.bth->dqpn = 0x100 + static_cast<std::uint32_t>(i);
+      } else {
+        p = ack((psn[i] - 1) & 0xffffff, psn[i]);
+        p.bth->dqpn = 0x200 + static_cast<std::uint32_t>(i);
+      }
+      if (rng() % 6 == 0) continue;
+      frames.push_back({encode(p), LinkType::kEthernet, step * 1000});
+    }
+    Split s;
+    split(frames, s);
+    expect_shards_analyse_as_whole(frames, s);
+    groups += s.groups.size();
+  }
+  // Not one lump: most first responses still pair, and those pairs are shards of their own.
+  EXPECT_GT(groups, 20u * 2);
 }
 
 // CM-bound: the REQ, REP, RTU and both directions' data in one group, named by the CM sides.
