@@ -8,7 +8,8 @@
 // unpaired request channels between the two hosts. A response that could not be paired (several
 // candidates, or none fitting) would pair earlier in a shard holding fewer candidates, so such a
 // response joins every candidate it was weighed against: shards may be coarser than one QP pair
-// but never analyse differently.
+// but never analyse differently. (Unless the whole capture outgrows the analyzer's bounds,
+// max_channels and max_connections: then the single pass forgets state a shard keeps.)
 //
 // Pass 1 observes every frame with the analysis of it; finish() numbers the groups; pass 2 runs
 // the same analysis again (same channel and connection numbers) and asks group_of() each frame.
