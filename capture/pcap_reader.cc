@@ -181,13 +181,15 @@ std::expected<PcapReader, std::string> PcapReader::open(const std::string& path)
         "InfiniBand interface, or as raw IP, Linux cooked (SLL/SLL2) or ERF",
         path, link_type_name(dlt), dlt));
   }
-  return PcapReader(handle, path, *link);
+  return PcapReader(handle, path, *link, dlt, pcap_snapshot(handle));
 }
 
 PcapReader::PcapReader(PcapReader&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       path_(std::move(other.path_)),
       link_(other.link_),
+      dlt_(other.dlt_),
+      snapshot_(other.snapshot_),
       frames_(other.frames_) {}
 
 PcapReader& PcapReader::operator=(PcapReader&& other) noexcept {
@@ -196,6 +198,8 @@ PcapReader& PcapReader::operator=(PcapReader&& other) noexcept {
     handle_ = std::exchange(other.handle_, nullptr);
     path_ = std::move(other.path_);
     link_ = other.link_;
+    dlt_ = other.dlt_;
+    snapshot_ = other.snapshot_;
     frames_ = other.frames_;
   }
   return *this;

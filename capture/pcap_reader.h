@@ -37,16 +37,20 @@ class PcapReader {
   std::expected<std::optional<CaptureFrame>, std::string> next();
 
   LinkType link_type() const { return link_; }
+  int dlt() const { return dlt_; }            // libpcap's DLT_* value, for writing the same kind
+  int snapshot() const { return snapshot_; }  // the file's snapshot length
   std::uint64_t frames_read() const { return frames_; }
   const std::string& path() const { return path_; }
 
  private:
-  PcapReader(pcap* handle, std::string path, LinkType link)
-      : handle_(handle), path_(std::move(path)), link_(link) {}
+  PcapReader(pcap* handle, std::string path, LinkType link, int dlt, int snapshot)
+      : handle_(handle), path_(std::move(path)), link_(link), dlt_(dlt), snapshot_(snapshot) {}
 
   pcap* handle_ = nullptr;
   std::string path_;
   LinkType link_ = LinkType::kEthernet;
+  int dlt_ = 0;
+  int snapshot_ = 0;
   std::uint64_t frames_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include "capture/pcap_reader.h"
 #include "capture/read_ahead.h"
 #include "cli/json_fields.h"
+#include "cli/split_command.h"
 #include "dissector/analysis/connection_stats.h"
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/summary.h"
@@ -389,6 +390,7 @@ int list_frames(PcapReader& reader, const DecodeOptions& options, bool json, Out
 }  // namespace
 
 int run_decode(const DecodeArgs& args) {
+  if (!args.split_dir.empty()) return run_split(args);
   Output out;
   auto reader = PcapReader::open(args.file);
   if (!reader) return fail(out, reader.error());
@@ -418,6 +420,14 @@ void add_decode_command(CLI::App& app, std::function<int()>& run) {
                 "captured, and whether the capture is complete enough to grade the responder "
                 "(with --json: one object a connection)")
       ->excludes("--stats");
+  cmd->add_option("--split-by-connection", args->split_dir,
+                  "write one capture per RC/UC connection into DIR (new or empty): both "
+                  "directions with the CM exchange that binds its QPNs, and other.pcap for "
+                  "frames of no connection; each shard analyses as in the whole capture (with "
+                  "--json: one object a shard)")
+      ->option_text("DIR")
+      ->excludes("--stats")
+      ->excludes("--connections");
   cmd->add_option("--udp-port", args->udp_port, "UDP destination port that carries RoCEv2")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();

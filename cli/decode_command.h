@@ -1,6 +1,7 @@
 // `roceconf decode FILE`: prints each frame of a pcap/pcapng capture as a one-line summary
 // (default), as JSON Lines (--json), totals and decode speed (--stats), or per request channel
-// what the PSN analysis saw and whether the capture can grade the responder (--connections).
+// what the PSN analysis saw and whether the capture can grade the responder (--connections), or
+// one capture per connection (--split-by-connection DIR, cli/split_command.h).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ struct DecodeArgs {
   bool json = false;
   bool stats = false;
   bool connections = false;
+  std::string split_dir;  // --split-by-connection: write one capture per connection here
   std::uint16_t udp_port = Udp::kRocePort;
   bool no_icrc = false;
 };
