@@ -121,6 +121,18 @@ std::string link_type_name(int dlt) {
 
 }  // namespace
 
+WireClock wire_clock(const CaptureFrame& frame, LinkType link) {
+  WireClock c{static_cast<std::int64_t>(frame.time_ns), frame.orig_length};
+  if (link != LinkType::kErf || frame.data.size() < 16) return c;
+  const std::uint8_t* h = frame.data.data();
+  std::uint64_t ts = 0;  // little-endian 32.32 fixed-point seconds
+  for (int i = 7; i >= 0; --i) ts = (ts << 8) | h[i];
+  const std::uint64_t fraction = ((ts & 0xFFFFFFFFu) * 1000000000u + 0x80000000u) >> 32;
+  c.time_ns = static_cast<std::int64_t>((ts >> 32) * 1000000000u + fraction);
+  c.length = static_cast<std::uint32_t>(h[14] << 8 | h[15]);
+  return c;
+}
+
 std::optional<LinkType> link_type_from_dlt(int dlt) {
   switch (dlt) {
     case DLT_EN10MB:

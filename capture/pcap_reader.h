@@ -58,4 +58,13 @@ class PcapReader {
 // decode.
 std::optional<LinkType> link_type_from_dlt(int dlt);
 
+// When a frame was on the wire, and how long it was there. An ERF record carries its own
+// timestamp (finer than the pcap record's) and wire length (without the ERF header), which is
+// what Wireshark shows; other link types take the pcap record's.
+struct WireClock {
+  std::int64_t time_ns = 0;
+  std::uint32_t length = 0;
+};
+WireClock wire_clock(const CaptureFrame& frame, LinkType link);
+
 }  // namespace roceconf

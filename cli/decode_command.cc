@@ -139,25 +139,6 @@ int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
-// When a frame was on the wire, and how long it was there. An ERF record carries its own
-// timestamp (finer than the pcap record's) and wire length (without the ERF header), which is
-// what Wireshark shows; other link types take the pcap record's.
-struct WireClock {
-  std::int64_t time_ns = 0;
-  std::uint32_t length = 0;
-};
-WireClock wire_clock(const CaptureFrame& frame, LinkType link) {
-  WireClock c{static_cast<std::int64_t>(frame.time_ns), frame.orig_length};
-  if (link != LinkType::kErf || frame.data.size() < 16) return c;
-  const std::uint8_t* h = frame.data.data();
-  std::uint64_t ts = 0;  // little-endian 32.32 fixed point seconds
-  for (int i = 7; i >= 0; --i) ts = (ts << 8) | h[i];
-  const std::uint64_t fraction = ((ts & 0xFFFFFFFFu) * 1000000000u + 0x80000000u) >> 32;
-  c.time_ns = static_cast<std::int64_t>((ts >> 32) * 1000000000u + fraction);
-  c.length = static_cast<std::uint32_t>(h[14] << 8 | h[15]);
-  return c;
-}
-
 std::string qp_text(const std::string& address, std::optional<std::uint32_t> qpn) {
   return qpn ? fmt::format("{} QP {:#08x}", address, *qpn) : fmt::format("{} QP ?", address);
 }

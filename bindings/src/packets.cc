@@ -227,16 +227,6 @@ py::dict analysis_dict(const analysis::FrameAnalysis& fa) {
   return a;
 }
 
-// When a frame was on the wire: an ERF record's own timestamp (little-endian 32.32 seconds, as
-// Wireshark and `roceconf decode` take it), else the capture record's.
-std::int64_t wire_time_ns(const CaptureFrame& c, LinkType link) {
-  if (link != LinkType::kErf || c.data.size() < 16) return static_cast<std::int64_t>(c.time_ns);
-  std::uint64_t ts = 0;
-  for (int i = 7; i >= 0; --i) ts = (ts << 8) | c.data[static_cast<std::size_t>(i)];
-  const std::uint64_t fraction = ((ts & 0xFFFFFFFFu) * 1000000000u + 0x80000000u) >> 32;
-  return static_cast<std::int64_t>((ts >> 32) * 1000000000u + fraction);
-}
-
 // The analysis of a capture as it is read. A judgement a later frame makes about an earlier one
 // (acked-by, nak-received: the plugin shows them on the request) is added to the earlier
 // frame's dict while it is among the last kKept frames analysed.
@@ -298,7 +288,7 @@ class CaptureIterator {
         decode_frame({c.data.begin(), c.data.end()}, reader_->link_type(), options_, c.time_ns);
     if (analysis_)
       frame->analysis = analysis_->add(reader_->frames_read(),
-                                       wire_time_ns(c, reader_->link_type()), frame->packet);
+                                       wire_clock(c, reader_->link_type()).time_ns, frame->packet);
     return frame;
   }
   int link() const { return static_cast<int>(reader_->link_type()); }
