@@ -315,7 +315,19 @@ void build_report(const ReportInput& in, FrameReport& out) {
     const analysis::CmConnection* c = in.cm && conn != 0 ? in.cm->connection(conn) : nullptr;
     if (a->rc || !a->flags.empty()) {
       if (a->rc && in.packet) {
-        const std::string direction = direction_text(*in.packet, *a->rc);
+        const std::uint64_t key =
+            std::uint64_t{a->rc->channel} << 32 | a->rc->source_qpn.value_or(0xFFFFFFFFu);
+        std::string computed;
+        const std::string* name = nullptr;
+        if (in.directions != nullptr) {
+          auto [it, added] = in.directions->try_emplace(key);
+          if (added) it->second = direction_text(*in.packet, *a->rc);
+          name = &it->second;
+        } else {
+          computed = direction_text(*in.packet, *a->rc);
+          name = &computed;
+        }
+        const std::string& direction = *name;
         b.open(Subtree::kAnalysis,
                fmt::format("Analysis: {} {}",
                            a->rc->role == analysis::RcRole::kRequest ? "request" : "response",

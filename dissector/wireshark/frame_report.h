@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "dissector/analysis/flags.h"
@@ -112,6 +113,10 @@ struct FrameReport {
 // Flags that become fields rather than expert infos (pairing notes shown on every frame).
 bool flag_is_field(analysis::FlagCode code);
 
+// "192.0.2.11 QP 0x00002a -> 192.0.2.12 QP 0x000029" per (channel, sending QP), formatted once
+// rather than on every frame. Cleared with the analysis (channel numbers start over).
+using DirectionNames = std::unordered_map<std::uint64_t, std::string>;
+
 struct ReportInput {
   const Packet* packet = nullptr;  // decoded frame (null: not RoCE)
   std::uint32_t frame_length = 0;  // captured bytes
@@ -120,6 +125,7 @@ struct ReportInput {
   std::optional<EvidenceComment> comment;
   const FieldCatalogue* catalogue = nullptr;
   bool codec_fields = true;  // emit every catalogue field; otherwise only MAD and CM ones
+  DirectionNames* directions = nullptr;  // optional cache
 };
 
 // Fills `out` (cleared first).

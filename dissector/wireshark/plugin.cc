@@ -59,6 +59,7 @@ std::array<expert_field, kVerdictCount> ei_verdicts;
 
 // Preferences.
 guint pref_extra_udp_port = 0;
+gboolean pref_codec_fields = TRUE;
 gboolean pref_check_icrc = TRUE;
 
 struct State {
@@ -68,6 +69,7 @@ struct State {
   ResultStore results;             // for Wireshark's later passes over a frame
   analysis::FrameAnalysis stored;  // a stored result, rebuilt
   Packet packet;                   // the frame being dissected (decode_into reuses its storage)
+  DirectionNames directions;
   FrameReport report;
   TapFrame tap_frame{&packet};  // queued on the roceconf tap (the connections table)
   int tap = -1;
@@ -376,6 +378,7 @@ void init_routine() {
   options.keep_results = false;  // state->results keeps them, compactly
   state->analyzer = std::make_unique<analysis::StreamAnalyzer>(options);
   state->results.clear();
+  state->directions.clear();
 }
 
 void cleanup_routine() {
@@ -482,6 +485,7 @@ Outcome analyse_frame(const std::uint8_t* data, std::uint32_t length, LinkType l
     in.comment = comment;
     in.catalogue = &state->catalogue;
     in.codec_fields = codec_fields;
+    in.directions = &state->directions;
     state->info.clear();
     if (want_info) build_info(in, state->info);
     if (!want_tree) return Outcome::kNoTree;
@@ -631,7 +635,7 @@ bool tree_wanted(proto_tree* tree, bool* codec_fields) {
   // A filter naming a field marks its protocol referenced too: only then look further.
   const header_field_info* proto = proto_registrar_get_nth(static_cast<guint>(proto_roceconf));
   const bool referenced = proto != nullptr && proto->ref_type != HF_REF_TYPE_NONE;
-  *codec_fields = visible;
+  *codec_fields = visible && pref_codec_fields != FALSE;
   // A filter or column on one header field asks for all of them (they are decoded together).
   for (std::size_t i = 0; referenced && !*codec_fields && i < state->catalogue_hf.size(); ++i) {
     const header_field_info* hf =
@@ -734,8 +738,13 @@ void register_protocol() {
   prefs_register_uint_preference(prefs, "extra_udp_port", "Extra RoCEv2 UDP port",
                                  "Also analyse RoCEv2 on this UDP destination port (0: none)", 10,
                                  &pref_extra_udp_port);
-  // Every header field is shown whenever a tree is; old command lines keep working.
-  prefs_register_obsolete_preference(prefs, "codec_fields");
+  prefs_register_bool_preference(
+      prefs, "codec_fields", "Add every decoded header field when a tree is built",
+      "Add every header field the roceconf codec decodes (roceconf.eth.src ... roceconf.bth.psn) "
+      "whenever a tree is built (details pane, tshark -V, -T json, -T fields), so that -e and "
+      "columns find them; off: only when a filter or column names one, for faster -T fields "
+      "passes that need none of them",
+      &pref_codec_fields);
   prefs_register_bool_preference(prefs, "check_icrc", "Validate the ICRC",
                                  "Compute the Invariant CRC (and VCRC) of every frame",
                                  &pref_check_icrc);
