@@ -22,31 +22,6 @@ namespace {
 
 namespace ws = wireshark::test;
 
-std::vector<std::vector<std::string>> tap_rows(const ws::TempDir& home, const std::string& path) {
-  const auto r = testutil::run(ws::tshark_command(home.path()) + " -r " + ws::quote(path) +
-                               " -q -z roceconf,conn 2>/dev/null");
-  EXPECT_EQ(r.status, 0) << r.output;
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(r.output);
-  bool header = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("Requester |")) {
-      header = true;
-      continue;
-    }
-    if (!header || line.find('|') == std::string::npos) continue;
-    std::vector<std::string> cells;
-    std::istringstream cs(line);
-    for (std::string cell; std::getline(cs, cell, '|');) {
-      const auto b = cell.find_first_not_of(' ');
-      const auto e = cell.find_last_not_of(' ');
-      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-    }
-    rows.push_back(std::move(cells));
-  }
-  return rows;
-}
-
 std::string qp(const nlohmann::json& d, const char* address, const char* qpn) {
   return d.contains(qpn) ? fmt::format("{} QP {:#08x}", d[address].get<std::string>(),
                                        d[qpn].get<std::uint32_t>())
@@ -81,7 +56,9 @@ TEST(ConnectionsAgree, DecodeAndTheWiresharkTable) {
     std::ranges::sort(directions, {},
                       [](const nlohmann::json& d) { return d["channel"].get<int>(); });
 
-    const auto rows = tap_rows(home, copy);
+    const ws::ConnectionTable table = ws::connection_table(home, copy);
+    ASSERT_EQ(table.status, 0) << table.output;
+    const auto& rows = table.rows;
     ASSERT_EQ(rows.size(), directions.size());
     ASSERT_FALSE(rows.empty());
     for (std::size_t i = 0; i < rows.size(); ++i) {

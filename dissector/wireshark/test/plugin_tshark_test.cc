@@ -546,31 +546,11 @@ TEST_F(PluginTest, LossCaptureFollowsTheResponder) {
   }
 }
 
-// `tshark -q -z roceconf,conn[,filter]`: the rows of the connections table, cells trimmed.
 std::vector<std::vector<std::string>> connection_rows(const TempDir& dir, const std::string& path,
                                                       const std::string& extra) {
-  const auto r = testutil::run(tshark_command(dir.path()) + " -r " + quote(path) + " " + extra +
-                               " -q 2>/dev/null");
-  EXPECT_EQ(r.status, 0) << r.output;
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(r.output);
-  bool header = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("Requester |")) {
-      header = true;
-      continue;
-    }
-    if (!header || line.find('|') == std::string::npos) continue;
-    std::vector<std::string> cells;
-    std::istringstream cs(line);
-    for (std::string cell; std::getline(cs, cell, '|');) {
-      const auto b = cell.find_first_not_of(' ');
-      const auto e = cell.find_last_not_of(' ');
-      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-    }
-    rows.push_back(std::move(cells));
-  }
-  return rows;
+  const ConnectionTable t = connection_table(dir, path, extra);
+  EXPECT_EQ(t.status, 0) << t.output;
+  return t.rows;
 }
 
 // The statistics table, on one pass and on two: one row per direction with the numbers

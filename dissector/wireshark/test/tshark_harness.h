@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -209,6 +210,41 @@ inline Dissection dissect(const TempDir& dir, const std::string& capture,
     d.frames.push_back(std::move(f));
   }
   return d;
+}
+
+// `tshark -q -z roceconf,conn[,filter]` (the plugin's connections table): its rows, cells
+// trimmed, with tshark's exit status and output.
+struct ConnectionTable {
+  int status = -1;
+  std::string output;
+  std::vector<std::vector<std::string>> rows;
+};
+
+inline ConnectionTable connection_table(const TempDir& home, const std::string& capture,
+                                        const std::string& extra = "-z roceconf,conn") {
+  ConnectionTable t;
+  const auto r = testutil::run(tshark_command(home.path()) + " -r " + quote(capture) + " " + extra +
+                               " -q 2>/dev/null");
+  t.status = r.status;
+  t.output = r.output;
+  std::istringstream in(r.output);
+  bool header = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("Requester |")) {
+      header = true;
+      continue;
+    }
+    if (!header || line.find('|') == std::string::npos) continue;
+    std::vector<std::string> cells;
+    std::istringstream cs(line);
+    for (std::string cell; std::getline(cs, cell, '|');) {
+      const auto b = cell.find_first_not_of(' ');
+      const auto e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+    }
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
 }
 
 }  // namespace roceconf::wireshark::test
