@@ -1,3 +1,4 @@
+// Over 600 lines: every plugin behaviour checked in tshark shares this one fixture.
 // The plugin inside tshark: captures built here with the codec (PSN gap with NAK and go-back-N,
 // duplicate, PSN wrap, multi-packet READ, bad ICRC among good ones, MTU and P_Key violations,
 // header checks, CM connect/reject/disconnect and the other CM messages, evidence comments)
