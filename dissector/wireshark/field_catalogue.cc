@@ -160,13 +160,23 @@ FieldCatalogue FieldCatalogue::build(std::string_view prefix, const std::vector<
     f.width = f.kind == FieldKind::kUnsigned ? width_of(d.bits) : 0;
     f.hex = d.hex;
     f.values = d.values;
-    f.blurb = "Case key " + d.key();
+    // "BTH Packet Sequence Number, 24 bits (case key bth.psn, psn)": where the field is, its
+    // width, and how cases and `roceconf decode --json` name it.
+    for (char ch : d.layer)
+      f.blurb.push_back(ch >= 'a' && ch <= 'z' ? static_cast<char>(ch - 32) : ch);
+    f.blurb.append(" ").append(d.label);
+    if (d.bits != 0)
+      f.blurb.append(", ").append(std::to_string(d.bits)).append(d.bits == 1 ? " bit" : " bits");
+    if (d.bits == 0 && d.type == FieldType::kUnsigned) f.blurb.append(", derived");
+    if (d.computed) f.blurb.append(", filled in when a packet is built");
+    f.blurb.append(" (case key ").append(d.key());
     std::string_view aliases = d.aliases;
     while (!aliases.empty()) {
       const std::size_t space = aliases.find(' ');
       f.blurb.append(", ").append(aliases.substr(0, space));
       aliases = space == std::string_view::npos ? std::string_view{} : aliases.substr(space + 1);
     }
+    f.blurb.append(")");
     c.add(std::move(f));
   }
   for (CatalogueField& f : untabled_mad_fields(prefix))
