@@ -18,6 +18,7 @@
 #include "cli/json_fields.h"
 #include "cli/split_command.h"
 #include "dissector/analysis/connection_stats.h"
+#include "dissector/analysis/json/analysis_json.h"
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/summary.h"
 
@@ -282,55 +283,6 @@ int print_connections(PcapReader reader, const DecodeOptions& options, bool json
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
-std::string_view severity_text(Severity s) {
-  return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "note";
-}
-
-// The stream analysis of one frame, with the names the Wireshark plugin's fields have
-// (roceconf.psn.expected -> "psn": {"expected": ...}). Judgements a later frame makes about this
-// one (acked-by, nak-received) are not here: each line is written as its frame is read.
-Json analysis_json(const analysis::FrameAnalysis& fa) {
-  using analysis::RcRole;
-  Json a = Json::object();
-  if (fa.rc) {
-    const analysis::RcFrameInfo& rc = *fa.rc;
-    a["channel"] = rc.channel;
-    if (rc.peer_channel != 0) a["peer_channel"] = rc.peer_channel;
-    if (rc.connection != 0) a["connection"] = rc.connection;
-    a["role"] = rc.role == RcRole::kRequest ? "request" : "response";
-    if (rc.role == RcRole::kRequest) {
-      Json psn = Json::object();
-      if (rc.expected_psn) psn["expected"] = *rc.expected_psn;
-      psn["state"] = analysis::psn_state_name(rc.psn_state);
-      if (rc.nak_due) psn["nak_due"] = true;
-      if (rc.sender_next) psn["sender_next"] = *rc.sender_next;
-      if (rc.retransmission) {
-        psn["retransmission"] = true;
-        if (rc.retransmission_of != 0) psn["retransmission_of"] = rc.retransmission_of;
-        if (rc.resend_after_nak != 0) psn["resent_after_nak"] = rc.resend_after_nak;
-      }
-      a["psn"] = std::move(psn);
-    } else {
-      if (rc.request_frame != 0) a["ack_frame"] = rc.request_frame;
-      if (rc.acked_count != 0) a["acked_count"] = rc.acked_count;
-      if (rc.nak_cause_frame != 0) a["nak_cause"] = rc.nak_cause_frame;
-      if (rc.not_captured != 0) a["not_captured"] = rc.not_captured;
-      if (rc.capture_gaps != 0) a["capture_gaps"] = rc.capture_gaps;
-    }
-  }
-  if (fa.cm) {
-    a["cm_connection"] = fa.cm->connection;
-    a["cm_message"] = fa.cm->message;
-  }
-  Json flags = Json::array();
-  for (const analysis::Flag& f : fa.flags) {
-    flags.push_back(
-        Json{{"name", f.name()}, {"severity", severity_text(f.severity())}, {"text", f.text()}});
-  }
-  a["flags"] = std::move(flags);
-  return a;
-}
-
 void print_json(Output& out, const Packet& packet, const CaptureFrame& frame, std::uint64_t number,
                 double time, const analysis::FrameAnalysis& fa) {
   Json j = Json::object();
@@ -341,7 +293,7 @@ void print_json(Output& out, const Packet& packet, const CaptureFrame& frame, st
   if (frame.data.size() != frame.orig_length) j["captured_length"] = frame.data.size();
   j["framing"] = framing_name(packet.framing);
   add_packet_json(j, packet);
-  if (fa.rc || fa.cm || !fa.flags.empty()) j["analysis"] = analysis_json(fa);
+  if (fa.rc || fa.cm || !fa.flags.empty()) j["analysis"] = analysis::analysis_json(fa);
   out.print("{}\n", j.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

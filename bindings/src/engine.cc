@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "engine.h"
+#include "json.h"
 #include "suite/engine/script.h"
 #include "suite/engine/segmenter.h"
 #include "suite/engine/timing.h"
@@ -19,15 +20,6 @@ namespace {
 using engine::CaseContext;
 using engine::Connection;
 using report::Verdict;
-
-nlohmann::json to_json(py::handle value) {
-  const std::string text = py::module_::import("json").attr("dumps")(value).cast<std::string>();
-  return nlohmann::json::parse(text);
-}
-
-py::object from_json(const nlohmann::json& value) {
-  return py::module_::import("json").attr("loads")(value.dump());
-}
 
 // Case-language values from Python ones: True -> 1, 5 -> "5", b"\x01" -> "01", "+1" as is.
 // A key's "__" stands for the "." of dotted names (ip__csum="bad" is ip.csum=bad).

@@ -12,9 +12,11 @@
 #include <pybind11/stl.h>
 
 #include "capture/pcap_reader.h"
+#include "dissector/analysis/json/analysis_json.h"
 #include "dissector/analysis/stream_analyzer.h"
 #include "dissector/icrc.h"
 #include "dissector/summary.h"
+#include "json.h"
 #include "layers.h"
 
 namespace roceconf::python {
@@ -176,57 +178,6 @@ py::bytes encode_layers(const py::list& layers) {
 // ("analysis") and the Wireshark plugin's roceconf.* analysis fields.
 // ---------------------------------------------------------------------------------------------
 
-std::string_view severity_text(Severity s) {
-  return s == Severity::kError ? "error" : s == Severity::kWarning ? "warning" : "note";
-}
-
-py::dict flag_dict(const analysis::Flag& f) {
-  py::dict d;
-  d["name"] = std::string(f.name());
-  d["severity"] = std::string(severity_text(f.severity()));
-  d["text"] = f.text();
-  return d;
-}
-
-py::dict analysis_dict(const analysis::FrameAnalysis& fa) {
-  using analysis::RcRole;
-  py::dict a;
-  if (fa.rc) {
-    const analysis::RcFrameInfo& rc = *fa.rc;
-    a["channel"] = rc.channel;
-    if (rc.peer_channel != 0) a["peer_channel"] = rc.peer_channel;
-    if (rc.connection != 0) a["connection"] = rc.connection;
-    a["role"] = rc.role == RcRole::kRequest ? "request" : "response";
-    if (rc.role == RcRole::kRequest) {
-      py::dict psn;
-      if (rc.expected_psn) psn["expected"] = *rc.expected_psn;
-      psn["state"] = std::string(analysis::psn_state_name(rc.psn_state));
-      if (rc.nak_due) psn["nak_due"] = true;
-      if (rc.sender_next) psn["sender_next"] = *rc.sender_next;
-      if (rc.retransmission) {
-        psn["retransmission"] = true;
-        if (rc.retransmission_of != 0) psn["retransmission_of"] = rc.retransmission_of;
-        if (rc.resend_after_nak != 0) psn["resent_after_nak"] = rc.resend_after_nak;
-      }
-      a["psn"] = psn;
-    } else {
-      if (rc.request_frame != 0) a["ack_frame"] = rc.request_frame;
-      if (rc.acked_count != 0) a["acked_count"] = rc.acked_count;
-      if (rc.nak_cause_frame != 0) a["nak_cause"] = rc.nak_cause_frame;
-      if (rc.not_captured != 0) a["not_captured"] = rc.not_captured;
-      if (rc.capture_gaps != 0) a["capture_gaps"] = rc.capture_gaps;
-    }
-  }
-  if (fa.cm) {
-    a["cm_connection"] = fa.cm->connection;
-    a["cm_message"] = std::string(fa.cm->message);
-  }
-  py::list flags;
-  for (const analysis::Flag& f : fa.flags) flags.append(flag_dict(f));
-  a["flags"] = flags;
-  return a;
-}
-
 // The analysis of a capture as it is read. A judgement a later frame makes about an earlier one
 // (acked-by, nak-received: the plugin shows them on the request) is added to the earlier
 // frame's dict while it is among the last kKept frames analysed.
@@ -238,9 +189,9 @@ class Analysis {
     const analysis::FrameAnalysis& fa = analyzer_.add(number, time_ns, p);
     for (const analysis::RcAnswer& answer : analyzer_.answers())
       if (const auto it = kept_.find(answer.request_frame); it != kept_.end())
-        it->second["flags"].cast<py::list>().append(flag_dict(answer.flag));
+        it->second["flags"].cast<py::list>().append(from_json(analysis::flag_json(answer.flag)));
     if (!fa.rc && !fa.cm && fa.flags.empty()) return py::none();
-    py::dict a = analysis_dict(fa);
+    py::dict a = from_json(analysis::analysis_json(fa)).cast<py::dict>();
     if (fa.rc && fa.rc->role == analysis::RcRole::kRequest) {
       kept_.emplace(number, a);
       order_.push_back(number);

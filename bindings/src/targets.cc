@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "json.h"
 #include "ports.h"
 #include "suite/engine/control_client.h"
 #include "suite/engine/daemon_target.h"
@@ -18,14 +19,6 @@
 namespace roceconf::python {
 
 namespace {
-
-nlohmann::json to_json(py::handle value) {
-  return nlohmann::json::parse(
-      py::module_::import("json").attr("dumps")(value).cast<std::string>());
-}
-py::object from_json(const nlohmann::json& value) {
-  return py::module_::import("json").attr("loads")(value.dump());
-}
 
 py::dict endpoint(const engine::Endpoint& e) {
   py::dict d;
