@@ -140,10 +140,6 @@ int print_stats(PcapReader reader, const DecodeOptions& options, Output& out) {
   return frames.error().empty() ? kExitOk : fail(out, frames.error());
 }
 
-std::string qp_text(const std::string& address, std::optional<std::uint32_t> qpn) {
-  return qpn ? fmt::format("{} QP {:#08x}", address, *qpn) : fmt::format("{} QP ?", address);
-}
-
 Json direction_json(const analysis::DirectionStats& d) {
   Json naks = Json::object();
   for (std::size_t i = 0; i < d.naks.size(); ++i) naks[analysis::nak_code_key(i)] = d.naks[i];
@@ -226,10 +222,9 @@ class ConnectionPrinter {
               ? "0"
               : fmt::format("{} ({})", d.rnr_naks, analysis::format_duration(d.rnr_wait_ns));
       out_.print(kRow, c.number, c.connection != 0 ? std::to_string(c.connection) : "-",
-                 fmt::format("{} -> {}", qp_text(d.requester, d.requester_qpn),
-                             qp_text(d.responder, d.responder_qpn)),
-                 d.packets, d.bytes, d.messages, d.retransmissions, d.out_of_sequence, d.duplicates,
-                 naks, rnr, duration_or_dash(d.response_time.quantile(0.5)),
+                 fmt::format("{} -> {}", d.requester_text(), d.responder_text()), d.packets,
+                 d.bytes, d.messages, d.retransmissions, d.out_of_sequence, d.duplicates, naks, rnr,
+                 duration_or_dash(d.response_time.quantile(0.5)),
                  duration_or_dash(d.response_time.quantile(0.99)), rate_text(d.goodput_bps()),
                  d.not_captured, d.gradable() ? "complete" : "incomplete: not graded");
     }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "dissector/analysis/address.h"
 #include "dissector/names.h"
 #include "dissector/opcode.h"
@@ -82,6 +84,19 @@ std::uint64_t DirectionStats::nak_total() const {
   std::uint64_t n = 0;
   for (std::uint64_t k : naks) n += k;
   return n;
+}
+
+namespace {
+std::string qp_text(const std::string& address, std::optional<std::uint32_t> qpn) {
+  return qpn ? fmt::format("{} QP {:#08x}", address, *qpn) : address + " QP ?";
+}
+}  // namespace
+
+std::string DirectionStats::requester_text() const {
+  return qp_text(requester, requester_qpn);
+}
+std::string DirectionStats::responder_text() const {
+  return qp_text(responder, responder_qpn);
 }
 
 double DirectionStats::goodput_bps() const {

@@ -80,6 +80,9 @@ struct DirectionStats {
   double goodput_bps() const;
   // Complete enough to grade the responder: nothing it acknowledged is missing from the capture.
   bool gradable() const { return not_captured == 0; }
+  // "192.0.2.11 QP 0x00002a" ("... QP ?" while the requester's QP is unknown).
+  std::string requester_text() const;
+  std::string responder_text() const;
 };
 
 struct ConnectionSummary {

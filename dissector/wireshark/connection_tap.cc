@@ -80,10 +80,6 @@ struct Listener {
 };
 std::unique_ptr<Listener> listener;
 
-std::string qp_text(const std::string& address, const std::optional<std::uint32_t>& qpn) {
-  return qpn ? fmt::format("{} QP {:#08x}", address, *qpn) : address + " QP ?";
-}
-
 guint clamp_uint(std::uint64_t v) {
   return v > G_MAXUINT ? G_MAXUINT : static_cast<guint>(v);
 }
@@ -117,8 +113,8 @@ void set_float(stat_tap_table* table, guint row, guint column, double v) {
 }
 
 void fill_row(stat_tap_table* table, guint row, const analysis::DirectionStats& d) {
-  set_string(table, row, kRequester, qp_text(d.requester, d.requester_qpn));
-  set_string(table, row, kResponder, qp_text(d.responder, d.responder_qpn));
+  set_string(table, row, kRequester, d.requester_text());
+  set_string(table, row, kResponder, d.responder_text());
   set_string(table, row, kCm, d.connection != 0 ? std::to_string(d.connection) : "-");
   set_uint(table, row, kPackets, d.packets);
   set_float(table, row, kBytes, static_cast<double>(d.bytes));
