@@ -24,7 +24,7 @@ dut_packages=(
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  clang clang-format libclang-rt-14-dev
+  clang-16 clang-format libclang-rt-16-dev
   libpcap-dev libisal-dev libssl-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark libwireshark-dev libglib2.0-dev

@@ -33,8 +33,8 @@ const FieldDef* find_cm_field(std::string_view key);
 // are views into `msg` (or into what its Bytes members view).
 std::optional<FieldValue> get_cm_field(const CmMessage& msg, const FieldDef& field);
 
-// The outcome of a set: true, or false with the reason. (The codec does not use std::expected:
-// the fuzz tree's clang 14 cannot compile libstdc++ 12's <expected>.)
+// The outcome of a set: true, or false with the reason. (The codec does not use std::expected,
+// which clang reaches in libstdc++ 12 only through the workaround of suite/engine/fuzz.)
 class FieldSetResult {
  public:
   FieldSetResult() = default;
