@@ -770,6 +770,12 @@ class Ops {
     return s_.cm_->disconnect(n);
   }
 
+  json reset(const Fields& f) {
+    f.only(keys::kNone);
+    s_.reset();
+    return json::object();
+  }
+
   json quirks(const Fields& f) {
     f.only(keys::kNone);
     return {{"active", json::array()}, {"known", json::array()}};
@@ -808,7 +814,8 @@ constexpr auto kOps = std::to_array<OpEntry>({{"hello", &Ops::hello},
                                               {"quirks", &Ops::quirks},
                                               {"cm_connect", &Ops::cm_connect},
                                               {"cm_status", &Ops::cm_status},
-                                              {"cm_disconnect", &Ops::cm_disconnect}});
+                                              {"cm_disconnect", &Ops::cm_disconnect},
+                                              {"reset", &Ops::reset}});
 static_assert(control::lists_every_op(kOps), "the agent serves every op of control/ops.h");
 }  // namespace
 
@@ -876,6 +883,17 @@ void Session::release_all() {
   cqs_.clear();
   for (auto& [h, p] : pds_) ibv_dealloc_pd(p);
   pds_.clear();
+}
+
+void Session::reset() {
+  // Events still queued name the old QPs and CQs, and verbs will not destroy an object whose
+  // event is unacknowledged: take them first.
+  if (ctx_) {
+    ibv_async_event ev{};
+    while (ibv_get_async_event(ctx_, &ev) == 0) ibv_ack_async_event(&ev);
+  }
+  release_all();
+  next_handle_ = 1;
 }
 
 std::string Session::holdings() const {

@@ -76,6 +76,7 @@ class Session {
  private:
   friend class Ops;
   void release_all();
+  void reset();  // the `reset` op: as a new session, on the same device context
 
   SessionOptions options_;
   ibv_context* ctx_ = nullptr;

@@ -78,6 +78,7 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
   if (args.target == "reference") {
     engine::ReferenceOptions o;
     o.quirks = args.quirks;
+    o.stock_responder = args.stock_responder;
     auto t = engine::ReferenceTarget::create(o);
     if (!t) return std::unexpected(t.error());
     return std::unique_ptr<engine::Target>(std::move(*t));
@@ -85,6 +86,7 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
   if (args.target == "daemon") {
     engine::DaemonTargetOptions o;
     o.quirks = args.quirks;
+    o.stock_responder = args.stock_responder;
     target::Quirks check;
     for (const auto& q : args.quirks)
       if (auto ok = check.enable(q); !ok) return std::unexpected(ok.error());
@@ -95,6 +97,10 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
   if (args.target == "raw") {
     if (!args.quirks.empty())
       return std::unexpected("--quirk applies to the reference and daemon targets only");
+    if (args.stock_responder)
+      return std::unexpected(
+          "--stock-responder applies to the reference and daemon targets only (a raw target's "
+          "responder is whatever the device's host runs)");
     engine::Profile profile;
     if (!args.profile.empty()) {
       auto p = engine::load_profile(args.profile);
@@ -639,6 +645,9 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
   std::string quirk_help = "enable a defect of the reference target (repeatable):";
   for (const auto& q : target::all_quirks()) quirk_help += " " + std::string(q.name);
   cmd->add_option("--quirk", args->quirks, quirk_help);
+  cmd->add_flag("--stock-responder", args->stock_responder,
+                "reference and daemon targets: the responder acts as a stock `rping -s` (no RCNF "
+                "block, one 16-byte receive), showing what a device without the convention gets");
   cmd->add_option("--filter", args->filters,
                   "run only cases whose id or area matches a glob (repeatable: the union)")
       ->take_all();

@@ -69,6 +69,7 @@ int run_target(const TargetArgs& args) {
     app.region_size = args.region_size;
     app.recv_depth = args.recv_depth;
     app.recv_buffer_size = args.recv_size;
+    if (args.stock_responder) app = ResponderAppConfig::stock(*args.listen);
     options.responder = app;
   }
 
@@ -117,6 +118,10 @@ void add_target_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--recv-size", args->recv_size, "responder: bytes per receive buffer")
       ->check(CLI::Range(1u, 1u << 24))
       ->capture_default_str();
+  cmd->add_flag("--stock-responder", args->stock_responder,
+                "responder: act as a stock `rping -s` listener (no RCNF block in the REP, one "
+                "receive of 16 bytes), to see what a run against a device without the convention "
+                "grades");
   cmd->add_option("--control", args->control,
                   "control socket path (default: $XDG_RUNTIME_DIR/roceconf-target.sock, else "
                   "/run/roceconf-target.sock)");

@@ -29,7 +29,8 @@ struct TargetArgs {
   std::uint32_t region_size = 64 * 1024;
   std::uint32_t recv_depth = 16;
   std::uint32_t recv_size = 4096;
-  std::string control;  // empty: the default path
+  bool stock_responder = false;  // ResponderAppConfig::stock
+  std::string control;           // empty: the default path
 };
 
 // Runs the daemon; stdout gets one line when it is ready, stderr at most one

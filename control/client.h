@@ -95,6 +95,7 @@ class Client {
   Result<CmConnectReply> cm_connect(const CmConnect& r) { return call(r); }
   Result<CmStatusReply> cm_status(std::uint32_t qp_num) { return call(CmStatus{qp_num}); }
   Result<Empty> cm_disconnect(std::uint32_t qp_num) { return call(CmDisconnect{qp_num}); }
+  Result<Empty> reset() { return call(Reset{}); }
 
  private:
   // The error of a response with ok = false (or without ok), else nullopt.

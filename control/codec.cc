@@ -527,6 +527,9 @@ json encode(const CmDisconnect& r) {
   out["qp_num"] = r.qp_num;
   return out;
 }
+json encode(const Reset&) {
+  return request(Reset::kOp);
+}
 
 // ---- responses -------------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ nlohmann::json encode(const Quirks&);
 nlohmann::json encode(const CmConnect&);
 nlohmann::json encode(const CmStatus&);
 nlohmann::json encode(const CmDisconnect&);
+nlohmann::json encode(const Reset&);
 
 // The JSON forms of the structures inside requests (also what query_qp answers).
 nlohmann::json encode(const QpAttr&);

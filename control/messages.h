@@ -364,5 +364,10 @@ struct CmDisconnect {
   using Reply = Empty;
   std::uint32_t qp_num = 0;
 };
+// Back to the state of a fresh session: every resource this session made is freed.
+struct Reset {
+  static constexpr std::string_view kOp = "reset";
+  using Reply = Empty;
+};
 
 }  // namespace roceconf::control

@@ -30,6 +30,7 @@ constexpr auto kOpKeys = std::to_array<OpKeys>({
     {"cm_connect", keys::kCmConnect},
     {"cm_status", keys::kQpNum},
     {"cm_disconnect", keys::kQpNum},
+    {"reset", keys::kNone},
 });
 
 constexpr bool same_order() {

@@ -15,10 +15,11 @@ inline constexpr int kProtocolVersion = 1;
 
 // Every op, in the order hello lists them.
 inline constexpr auto kOpNames = std::to_array<std::string_view>(
-    {"hello",     "capabilities", "alloc_pd",  "dealloc_pd", "reg_mr",        "dereg_mr",
-     "write_mr",  "read_mr",      "create_cq", "destroy_cq", "req_notify_cq", "poll_cq",
-     "create_qp", "modify_qp",    "query_qp",  "destroy_qp", "post_send",     "post_recv",
-     "counters",  "async_events", "quirks",    "cm_connect", "cm_status",     "cm_disconnect"});
+    {"hello",         "capabilities", "alloc_pd",  "dealloc_pd",    "reg_mr",
+     "dereg_mr",      "write_mr",     "read_mr",   "create_cq",     "destroy_cq",
+     "req_notify_cq", "poll_cq",      "create_qp", "modify_qp",     "query_qp",
+     "destroy_qp",    "post_send",    "post_recv", "counters",      "async_events",
+     "quirks",        "cm_connect",   "cm_status", "cm_disconnect", "reset"});
 
 // The request fields of each op (besides the envelope's "id" and "op").
 namespace keys {

@@ -398,6 +398,8 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
       "</div>\n",
       verdict_class(verdict), verdict, cert.why.empty() ? "" : esc(cert.why) + "; ",
       esc(cert.coverage), esc(device), esc(target));
+  for (const std::string& note : run.notes)
+    out += fmt::format("<p class=\"run-note\">Note: {}</p>\n", esc(note));
   out += "<dl class=\"kv\" id=\"identity\">";
   const auto row = [&](std::string_view name, const std::string& html) {
     out += fmt::format("<dt>{}</dt><dd>{}</dd>", name, html);

@@ -151,6 +151,7 @@ std::string to_json(const RunResult& run) {
   j["rtt_us"] = static_cast<double>(run.rtt_ns) / 1e3;
   j["silence_ms"] = static_cast<double>(run.silence_ns) / 1e6;
   j["interrupted"] = run.interrupted;
+  j["notes"] = run.notes;
   j["summary"] = counts_json(run.counts());
   Json areas = Json::object();
   for (const std::string& area : run.areas()) areas[area] = counts_json(run.counts(area));

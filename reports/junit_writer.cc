@@ -120,6 +120,7 @@ std::string properties(const RunResult& run, const Certificate& cert) {
   out += property("target.kind", run.target_kind);
   out += property("target.description", run.target_description);
   out += property("target.quirks", fmt::format("{}", fmt::join(run.quirks, ",")));
+  for (const std::string& note : run.notes) out += property("run.note", note);
   for (const auto& [key, value] : run.identity.device) out += property("device." + key, value);
   for (const auto& [key, value] : run.identity.host) out += property("host." + key, value);
   out += property("version", run.version);

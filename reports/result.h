@@ -126,6 +126,9 @@ struct RunResult {
   std::int64_t rtt_ns = 0;      // calibrated round trip
   std::int64_t silence_ns = 0;  // silence window used: max(floor, 4 x RTT)
   bool interrupted = false;     // Ctrl-C: the cases list holds what completed
+  // What the run learnt of the target and says once rather than in every case: "The target's
+  // responder follows no RCNF convention ...: 55 cases that need it were skipped".
+  std::vector<std::string> notes;
   std::vector<CaseResult> cases;
 
   Counts counts() const;

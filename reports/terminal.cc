@@ -88,6 +88,7 @@ std::string summary_text(const RunResult& run, bool color) {
                                 "pass", "fail", "skip", "error", "inconc", "total");
   for (const std::string& area : areas) out += row(one_line(area), run.counts(area));
   out += row("all", run.counts());
+  for (const std::string& note : run.notes) out += "\nNote: " + one_line(note) + "\n";
 
   const Certificate cert = certify(run);
   const auto list = [&](std::string_view heading, Grade grade) {

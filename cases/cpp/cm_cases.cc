@@ -203,7 +203,7 @@ void stale_connection(CaseContext& ctx) {
 // want_rej: the REJ Timeout after the last retry is required (SHOULD case); without it only the
 // REP retries are graded and a REJ of any reason is accepted.
 void rtu_timeout(CaseContext& ctx, bool want_rej) {
-  ctx.require("responder");
+  ctx.require("listener");
   constexpr unsigned kMaxCmRetries = 2;
   constexpr unsigned kResponseTimeout = 12;  // 4.096 us x 2^12 = 16.8 ms
   const TimeNs limit = 600 * kMillisecond;
@@ -337,7 +337,8 @@ struct Cite {
 };
 
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
-         Cite cite, std::string level, std::function<void(CaseContext&)> run) {
+         Cite cite, std::string level, std::function<void(CaseContext&)> run,
+         std::vector<std::string> needs = {"responder"}) {
   engine::CaseDef def;
   def.id = std::move(id);
   def.area = "cm";
@@ -347,7 +348,7 @@ void add(engine::Catalogue& catalogue, std::string id, std::string title, std::s
   def.rule = std::move(cite.rule);
   def.checked = std::move(cite.checked);
   def.requirement = std::move(level);
-  def.needs = {"responder"};
+  def.needs = std::move(needs);
   def.source = kSource;
   def.run = std::move(run);
   catalogue.add(std::move(def));
@@ -415,7 +416,7 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
        "The passive side resends its REP on each CM response timeout, at most Max CM Retries "
        "times; then it gives up on the connection",
        "Table 106: Linux ibta_vol1_c12.h; REP resend: Linux cm.c"},
-      "MUST", [](CaseContext& ctx) { rtu_timeout(ctx, false); });
+      "MUST", [](CaseContext& ctx) { rtu_timeout(ctx, false); }, {"listener"});
   add(catalogue, "cm/rtu-timeout-rej",
       "Without an RTU the REP is resent at most Max CM Retries times, then the connection is "
       "rejected with reason 4 (Timeout)",
@@ -430,7 +431,7 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
        "connection with reason 4, Timeout",
        "REJ reason codes: Linux ib_cm.h; no REJ from Linux cm.c cm_process_send_error, one from "
        "illumos; unchecked: Table 109"},
-      "SHOULD", [](CaseContext& ctx) { rtu_timeout(ctx, true); });
+      "SHOULD", [](CaseContext& ctx) { rtu_timeout(ctx, true); }, {"listener"});
   add(catalogue, "cm/bad-class-version-no-connection",
       "A REQ with an unsupported CM class version makes no connection",
       "A REQ whose MAD header carries class version 0x7F is not a REQ the target's CM can "

@@ -121,6 +121,7 @@ TEST(Codec, EveryRequestWritesOnlyItsDeclaredFields) {
       encode(cm),
       encode(CmStatus{0x11}),
       encode(CmDisconnect{0x11}),
+      encode(Reset{}),
   };
   std::set<std::string> ops;
   for (const json& r : requests) {

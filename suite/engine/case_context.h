@@ -51,8 +51,8 @@ class CaseContext {
   void set_step(std::string step) { evidence_.set_step(std::move(step)); }
   const std::string& step() const { return evidence_.step(); }
 
-  // SKIPs the case when the target lacks a capability: "responder", "control",
-  // "pkey-limited" (a limited P_Key entry in the target's table).
+  // SKIPs the case when the target lacks a capability: "listener", "responder" (the RCNF
+  // convention), "control", "pkey-limited" (ControlSteps::require).
   void require(std::string_view capability);
 
   // ---- connections ----

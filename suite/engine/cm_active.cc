@@ -166,7 +166,8 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
 }
 
 void CmActive::connect(Connection& c, const Assignments& a) {
-  control_.require("responder");
+  // A connection needs a listener; whether the case also needs the convention it says itself.
+  control_.require("listener");
   Assignments req;
   bool rtu = true;
   for (const auto& item : a.items()) {
@@ -223,8 +224,12 @@ void CmActive::after_match(Connection* c, const Packet& p) {
       c->region =
           RemoteRegion{rcnf->region_va,        rcnf->rkey, rcnf->region_length, rcnf->recv_depth,
                        rcnf->recv_buffer_size, 0};
+      target_.saw_rep(true, {});
     } else {
       evidence_.note("REP private data has no RCNF block (" + rcnf.error() + "): no remote region");
+      target_.saw_rep(false, rcnf.error());
+      if (control_.needs_convention() && !target_.no_convention().empty())
+        control_.skip_no_convention();
     }
   } else if (std::holds_alternative<CmRej>(*p.mad->cm)) {
     c->state = ConnState::kRejected;

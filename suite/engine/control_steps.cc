@@ -15,10 +15,16 @@ ControlSteps::ControlSteps(Target& target, EvidenceRecorder& evidence)
 
 void ControlSteps::require(std::string_view capability) {
   const Capabilities caps = target_.capabilities();
+  if (capability == "listener") {
+    if (!caps.responder) evidence_.skip("needs an rdma_cm listener on the target's service port");
+    return;
+  }
   if (capability == "responder") {
     if (!caps.responder)
       evidence_.skip(
           "needs a responder following the RCNF convention on the target's service port");
+    needs_convention_ = true;
+    if (!target_.no_convention().empty()) skip_no_convention();
     return;
   }
   if (capability == "control") {
@@ -32,8 +38,15 @@ void ControlSteps::require(std::string_view capability) {
       evidence_.skip("needs P_Keys 0x9234 (full) and 0x1234 (limited) in the target's P_Key table");
     return;
   }
-  evidence_.error(
-      fmt::format("unknown capability '{}' (responder, control, pkey-limited)", capability));
+  evidence_.error(fmt::format(
+      "unknown capability '{}' (listener, responder, control, pkey-limited)", capability));
+}
+
+void ControlSteps::skip_no_convention() {
+  evidence_.skip(
+      fmt::format("{}: the target's REP carried no RCNF block ({}), so no receive "
+                  "buffers or region are known (RESPONDER_CONVENTION.md)",
+                  kNoConventionSkip, target_.no_convention()));
 }
 
 void ControlSteps::ensure_control() {

@@ -23,9 +23,14 @@ class ControlSteps {
  public:
   ControlSteps(Target& target, EvidenceRecorder& evidence);
 
-  // SKIPs the case when the target lacks a capability: "responder", "control",
+  // SKIPs the case when the target lacks a capability: "listener" (an rdma_cm listener on the
+  // service port), "responder" (one that follows the RCNF convention), "control",
   // "pkey-limited" (a limited P_Key entry in the target's table). ERRORs for any other name.
   void require(std::string_view capability);
+  // Whether this case required "responder": a REP without an RCNF block then SKIPs it.
+  bool needs_convention() const { return needs_convention_; }
+  // SKIPs the case: the target's responder follows no RCNF convention (target.no_convention()).
+  [[noreturn]] void skip_no_convention();
 
   // One request of control/messages.h; SKIPs without the control capability, ERRORs the case
   // when the exchange fails or the answer is malformed, records the exchange. A refusal
@@ -88,6 +93,7 @@ class ControlSteps {
   EvidenceRecorder& evidence_;
   control::Client client_;
   std::string* polled_last_ = nullptr;  // call_polled's answer text, while it runs
+  bool needs_convention_ = false;
   std::map<std::string, std::uint32_t> cqs_;
   std::optional<control::HelloReply> hello_;
 };

@@ -82,6 +82,7 @@ std::expected<std::unique_ptr<DaemonTarget>, std::string> DaemonTarget::start(
     words.push_back("--quirk");
     words.push_back(q);
   }
+  if (options.stock_responder) words.push_back("--stock-responder");
   // The reference P_Key table: partition 0x1234 as a full and a limited member.
   for (const char* pkey : {"0x9234", "0x1234"}) {
     words.push_back("--pkey");
@@ -228,8 +229,9 @@ Endpoint DaemonTarget::device() const {
 std::string DaemonTarget::describe() const {
   std::string quirks =
       options_.quirks.empty() ? "none" : fmt::format("{}", fmt::join(options_.quirks, ","));
-  return fmt::format("reference daemon (pid {}) on {}, responder on port {}, quirks {}", pid_,
-                     lab_->describe(), options_.service_port, quirks);
+  return fmt::format("reference daemon (pid {}) on {}, {}responder on port {}, quirks {}", pid_,
+                     lab_->describe(), options_.stock_responder ? "stock " : "",
+                     options_.service_port, quirks);
 }
 
 std::vector<std::pair<std::string, std::string>> DaemonTarget::identity() const {
@@ -268,6 +270,12 @@ std::expected<nlohmann::json, std::string> DaemonTarget::control(const nlohmann:
 
 std::expected<void, std::string> DaemonTarget::reset() {
   if (!daemon_running()) return std::unexpected(exited_message());
+  // A fresh NIC in the daemon, as the in-process target gets before every case: otherwise a
+  // connection or QP of one case (or a quirk's leftovers) changes the next case's verdict.
+  auto reset = control(nlohmann::json{{"op", "reset"}});
+  if (!reset) return std::unexpected(reset.error());
+  if (!reset->value("ok", false))
+    return std::unexpected("the daemon refused reset: " + reset->value("error", std::string("?")));
   auto drained = settle_and_drain(*port_);
   if (!drained) return std::unexpected(drained.error());
   return {};

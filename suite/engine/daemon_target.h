@@ -30,7 +30,8 @@ struct DaemonTargetOptions {
   // runs inside the roceconf CLI. Anything else (tests, Python) passes the path.
   std::string roceconf_binary;
   std::chrono::milliseconds startup_timeout{10000};
-  std::string lab_prefix;  // empty: VethLab's default
+  std::string lab_prefix;        // empty: VethLab's default
+  bool stock_responder = false;  // the daemon's responder acts as a stock `rping -s`
 };
 
 class DaemonTarget final : public Target {

@@ -232,8 +232,14 @@ std::expected<nlohmann::json, std::string> RawTarget::control(const nlohmann::js
 std::expected<void, std::string> RawTarget::reset() {
   auto drained = settle_and_drain(guard_->inner());
   if (!drained) return std::unexpected(drained.error());
-  if (!profile_.agent.empty()) return connect_agent();
-  return {};
+  if (profile_.agent.empty()) return {};
+  // The agent frees the session's resources on `reset`; a session that cannot (a lost
+  // connection, an older agent) is replaced by a new one, which starts as fresh.
+  if (agent_) {
+    auto answer = agent_->request(nlohmann::json{{"op", "reset"}});
+    if (answer && answer->value("ok", false)) return {};
+  }
+  return connect_agent();
 }
 
 }  // namespace roceconf::engine

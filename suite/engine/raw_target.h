@@ -92,7 +92,7 @@ class RawTarget final : public Target {
   Endpoint tester_;
   int interface_mtu_ = 0;
   std::unique_ptr<EgressGuardPort> guard_;
-  // The agent's session for the current case: reset() starts a new one, so the agent frees
+  // The agent's session: reset() sends it `reset` (or starts a new one), so the agent frees
   // whatever the previous case left (QPs, MRs, CQs, PDs) and every case starts clean.
   std::unique_ptr<ControlClient> agent_;
   nlohmann::json agent_hello_;

@@ -54,6 +54,7 @@ struct ReferenceTarget::State {
   MemoryPair pair;
   target::Quirks quirks;
   std::uint16_t service_port = 0;
+  bool stock_responder = false;
   std::unique_ptr<target::NicLoop> loop;
   std::unique_ptr<target::ControlApi> api;
   std::unique_ptr<target::ResponderApp> app;
@@ -69,6 +70,7 @@ struct ReferenceTarget::State {
     api = std::make_unique<target::ControlApi>(loop->nic());
     target::ResponderAppConfig config;
     config.port = service_port;
+    if (stock_responder) config = target::ResponderAppConfig::stock(service_port);
     auto started = target::ResponderApp::start(loop->nic(), config);
     if (!started) return std::unexpected(started.error());
     app = std::move(*started);
@@ -128,13 +130,15 @@ std::expected<std::unique_ptr<ReferenceTarget>, std::string> ReferenceTarget::cr
   pair.clock = s.clock;
   s.pair = make_memory_pair(std::move(pair));
   s.service_port = options.service_port;
+  s.stock_responder = options.stock_responder;
   if (auto built = s.rebuild(); !built) return std::unexpected(built.error());
   return t;
 }
 
 std::string ReferenceTarget::describe() const {
-  return fmt::format("reference NIC in process (in-memory port, {} time), quirks {}",
-                     options_.virtual_time ? "virtual" : "real", state_->quirks.names());
+  return fmt::format("reference NIC in process (in-memory port, {} time), quirks {}{}",
+                     options_.virtual_time ? "virtual" : "real", state_->quirks.names(),
+                     options_.stock_responder ? ", stock responder (no RCNF convention)" : "");
 }
 
 std::vector<std::pair<std::string, std::string>> ReferenceTarget::identity() const {
@@ -163,6 +167,10 @@ Endpoint ReferenceTarget::device() const {
 std::expected<nlohmann::json, std::string> ReferenceTarget::control(const nlohmann::json& request) {
   if (auto r = state_->drain(); !r) return std::unexpected(r.error().message);
   nlohmann::json response = state_->api->handle(request);
+  if (state_->api->take_reset_request()) {
+    if (auto r = state_->rebuild(); !r) return std::unexpected(r.error());
+    return response;
+  }
   if (auto r = state_->drain(); !r) return std::unexpected(r.error().message);
   return response;
 }

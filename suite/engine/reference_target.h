@@ -18,6 +18,8 @@ struct ReferenceOptions {
   std::vector<std::string> quirks;  // names, as --quirk takes them
   std::uint16_t service_port = 7471;
   bool virtual_time = true;  // false: the real clock (benchmarks of the engine itself)
+  // The responder application acts as a stock `rping -s` (ResponderAppConfig::stock).
+  bool stock_responder = false;
 };
 
 class ReferenceTarget final : public Target {

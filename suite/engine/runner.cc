@@ -88,6 +88,8 @@ report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& ti
   r.start_unix_ns = clock.unix_ns(t0);
   CaseContext ctx(target, timing, r, seed ^ fnv1a(def.id));
   try {
+    // What the case declares it needs is checked before it runs, whatever language it is in.
+    for (const auto& need : def.needs) ctx.require(need);
     def.run(ctx);
     r.verdict = report::Verdict::kPass;
   } catch (const CaseStop& stop) {
@@ -125,6 +127,16 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
     if (options.on_start) options.on_start(*cases[i], i, cases.size());
     result.cases.push_back(run_case(target, *cases[i], timing, options.seed));
     if (options.on_done) options.on_done(result.cases.back(), i, cases.size());
+  }
+  if (!target.no_convention().empty()) {
+    const auto skipped = std::ranges::count_if(result.cases, [](const report::CaseResult& r) {
+      return r.verdict == report::Verdict::kSkip && r.reason.starts_with(kNoConventionSkip);
+    });
+    result.notes.push_back(fmt::format(
+        "the target's responder follows no RCNF convention (its REP carried no RCNF block: {}); "
+        "{} {} skipped, not graded (RESPONDER_CONVENTION.md)",
+        target.no_convention(), skipped,
+        skipped == 1 ? "case that needs it was" : "cases that need it were"));
   }
 }
 

@@ -26,6 +26,10 @@ struct Endpoint {
   Ipv4Address ip{};
 };
 
+// How the SKIP reason of a case that needs the RCNF convention starts when the target's
+// responder has none (Target::no_convention()); the run summary counts them by it.
+inline constexpr std::string_view kNoConventionSkip = "no responder convention";
+
 struct Capabilities {
   // A responder application following the RCNF REP convention listens on service_port
   // (suite/reference_nic/RESPONDER_CONVENTION.md): wire-only cases can connect and move data.
@@ -61,9 +65,29 @@ class Target {
   // failure (socket closed, no control capability), not a verbs error (that is ok=false).
   virtual std::expected<nlohmann::json, std::string> control(const nlohmann::json& request) = 0;
 
-  // Called between cases. The in-process target starts a fresh NIC (cases are isolated); a
-  // remote target lets in-flight traffic settle and drains the port.
+  // Called between cases. The in-process target and the daemon start a fresh NIC (cases are
+  // isolated); an agent frees its session's resources; every remote target lets in-flight
+  // traffic settle and drains the port.
   virtual std::expected<void, std::string> reset() = 0;
+
+  // What a run learns of the responder on service_port from its REPs. A listener that is not
+  // the RCNF convention's (a stock `rping -s`) answers the first REP of the run without a valid
+  // block: from then on cases that need the convention SKIP instead of failing for want of
+  // receive buffers and a region (RESPONDER_CONVENTION.md). A block once seen keeps the
+  // convention: a later REP without one is the responder's failure, not a stock listener.
+  void saw_rep(bool has_rcnf_block, std::string_view why_not) {
+    if (has_rcnf_block) {
+      convention_seen_ = true;
+    } else if (!convention_seen_ && no_convention_.empty()) {
+      no_convention_ = why_not.empty() ? std::string("no RCNF block") : std::string(why_not);
+    }
+  }
+  // Empty while the convention holds (or nothing is known yet); else why it does not.
+  const std::string& no_convention() const { return no_convention_; }
+
+ private:
+  bool convention_seen_ = false;
+  std::string no_convention_;
 };
 
 }  // namespace roceconf::engine

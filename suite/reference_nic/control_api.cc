@@ -371,8 +371,11 @@ void update_status(const std::weak_ptr<CmStatusTable>& weak, std::uint32_t qp_nu
 
 class Ops {
  public:
-  Ops(Nic& nic, std::shared_ptr<CmStatusTable> cm_status)
-      : nic_(nic), dev_(nic.device()), cm_status_(std::move(cm_status)) {}
+  Ops(Nic& nic, std::shared_ptr<CmStatusTable> cm_status, bool& reset_requested)
+      : nic_(nic),
+        dev_(nic.device()),
+        cm_status_(std::move(cm_status)),
+        reset_requested_(reset_requested) {}
 
   json hello(const Fields& f) {
     f.only(keys::kNone);
@@ -710,6 +713,12 @@ class Ops {
     return {{"events", events}, {"dropped", dev_.async_event_queue().dropped()}};
   }
 
+  json reset(const Fields& f) {
+    f.only(keys::kNone);
+    reset_requested_ = true;
+    return json::object();
+  }
+
   json quirks(const Fields& f) {
     f.only(keys::kNone);
     json known = json::array();
@@ -762,6 +771,7 @@ class Ops {
   Nic& nic_;
   Device& dev_;
   std::shared_ptr<CmStatusTable> cm_status_;
+  bool& reset_requested_;
 };
 
 using Handler = json (Ops::*)(const Fields&);
@@ -794,6 +804,7 @@ constexpr auto kOps = std::to_array<OpEntry>({
     {"cm_connect", &Ops::cm_connect},
     {"cm_status", &Ops::cm_status},
     {"cm_disconnect", &Ops::cm_disconnect},
+    {"reset", &Ops::reset},
 });
 static_assert(control::lists_every_op(kOps), "the reference target serves every op of ops.h");
 
@@ -830,7 +841,7 @@ json ControlApi::handle(const json& request) {
         known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
       fail("unknown op '{}' (known: {})", op, known);
     }
-    Ops ops(nic_, cm_status_);
+    Ops ops(nic_, cm_status_, reset_requested_);
     json result = (ops.*(entry->handler))(Fields(request, op, true));
     response["ok"] = true;
     response.update(result);

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -49,8 +50,13 @@ class ControlApi {
   // Every op name, in the order hello lists them.
   static std::span<const std::string_view> ops();
 
+  // True once after a `reset` request was answered: the owner (the in-process target, the
+  // daemon) then rebuilds the NIC and this API with it, which the API cannot do to itself.
+  bool take_reset_request() { return std::exchange(reset_requested_, false); }
+
  private:
   Nic& nic_;
+  bool reset_requested_ = false;
   // Shared with the connect callbacks the CM agent keeps (they hold it weakly): a callback that
   // fires after the API is gone changes nothing.
   std::shared_ptr<CmStatusTable> cm_status_;

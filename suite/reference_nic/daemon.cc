@@ -62,17 +62,10 @@ std::expected<std::unique_ptr<Daemon>, DaemonError> Daemon::open(const DaemonOpt
             config.device.port.pkey_table.set(static_cast<std::uint32_t>(i + 1), options.pkeys[i]);
         !set)
       return std::unexpected(DaemonError{true, "--pkey: the P_Key table has 16 entries"});
+  d->nic_config_ = std::move(config);
+  if (auto built = d->build_nic(); !built) return std::unexpected(DaemonError{true, built.error()});
+
   Daemon* self = d.get();
-  d->nic_ = std::make_unique<Nic>(
-      config, [self](std::span<const std::uint8_t> frame) { self->send_frame(frame); });
-  d->api_ = std::make_unique<ControlApi>(*d->nic_);
-
-  if (options.responder) {
-    auto app = ResponderApp::start(*d->nic_, *options.responder);
-    if (!app) return std::unexpected(DaemonError{true, app.error()});
-    d->app_ = std::move(*app);
-  }
-
   auto control = ControlServer::open(d->options_.control_path,
                                      [self](std::string_view line) { return self->answer(line); });
   if (!control) return std::unexpected(DaemonError{true, control.error()});
@@ -81,6 +74,21 @@ std::expected<std::unique_ptr<Daemon>, DaemonError> Daemon::open(const DaemonOpt
   if (pipe2(d->wake_, O_NONBLOCK | O_CLOEXEC) != 0)
     return std::unexpected(DaemonError{false, fmt::format("pipe: {}", std::strerror(errno))});
   return d;
+}
+
+std::expected<void, std::string> Daemon::build_nic() {
+  // The application's resources go before the NIC that holds them.
+  app_.reset();
+  api_.reset();
+  nic_ = std::make_unique<Nic>(nic_config_,
+                               [this](std::span<const std::uint8_t> frame) { send_frame(frame); });
+  api_ = std::make_unique<ControlApi>(*nic_);
+  if (options_.responder) {
+    auto app = ResponderApp::start(*nic_, *options_.responder);
+    if (!app) return std::unexpected(app.error());
+    app_ = std::move(*app);
+  }
+  return {};
 }
 
 Daemon::~Daemon() {
@@ -123,6 +131,13 @@ std::string Daemon::answer(std::string_view line) {
   // Verbs that post work read the NIC's clock: bring it to now first.
   nic_->tick(now_ns(*port_));
   std::string response = api_->handle_line(line);
+  if (api_->take_reset_request()) {
+    if (auto built = build_nic(); !built) {
+      // The old NIC is gone: without a new one the daemon cannot go on.
+      port_error_ = DaemonError{false, "reset: " + built.error()};
+    }
+    return response;
+  }
   if (app_) app_->service();
   return response;
 }

@@ -60,8 +60,11 @@ class Daemon {
   void send_frame(Bytes frame);
   std::string answer(std::string_view line);
   void drain_port();
+  // A fresh NIC, control API and responder application, as open() made them (the `reset` op).
+  std::expected<void, std::string> build_nic();
 
   DaemonOptions options_;
+  NicConfig nic_config_;
   std::unique_ptr<RawSocketPort> port_;
   std::unique_ptr<Nic> nic_;
   std::unique_ptr<ControlApi> api_;

@@ -81,6 +81,7 @@ std::vector<std::uint8_t> ResponderApp::State::announce(std::uint32_t qp_num) {
   const auto it = connections.find(qp_num);
   if (it == connections.end()) return {};
   post_receives(it->second);
+  if (!config.announce) return {};
   const auto data = describe(qp_num);
   if (!data) return {};
   const auto bytes = data->encode();

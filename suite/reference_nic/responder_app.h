@@ -28,6 +28,14 @@ struct ResponderAppConfig {
   std::uint32_t recv_depth = 16;
   std::uint32_t recv_buffer_size = 4096;
   std::uint32_t max_connections = 1024;  // beyond: REJ "no resources"
+  // false: the REP carries no RCNF block, as from a listener that knows no convention.
+  bool announce = true;
+
+  // A stock listener such as `rping -s`: no RCNF block, one receive of 16 bytes (rping's own
+  // header). What a run against a device without the convention meets (--stock-responder).
+  static ResponderAppConfig stock(std::uint16_t port) {
+    return {.port = port, .recv_depth = 1, .recv_buffer_size = 16, .announce = false};
+  }
 };
 
 class ResponderApp {

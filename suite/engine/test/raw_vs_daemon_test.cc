@@ -17,7 +17,7 @@ namespace {
 
 bool wire_only(const report::CaseResult& c) {
   for (const auto& n : c.needs)
-    if (n != "responder") return false;
+    if (n != "responder" && n != "listener") return false;
   return true;
 }
 
