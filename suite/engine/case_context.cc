@@ -23,6 +23,7 @@ CaseContext::CaseContext(Target& target, const Timing& timing, report::CaseResul
       qps_(target, evidence_, control_, wire_, passive_),
       cm_passive_(target, timing_, evidence_, wire_, control_, cm_, qps_, passive_, random_) {
   wire_.set_on_match([this](Connection* c, const Packet& p) { cm_.after_match(c, p); });
+  wire_.set_on_mismatch([this](Connection* c, const Packet& p) { cm_.after_mismatch(c, p); });
   // QPNs, comm IDs and TIDs differ between cases (a target may still remember the previous
   // case's connection) and repeat exactly between runs of the same case.
   next_qpn_ = 0x100 + static_cast<std::uint32_t>(random_() % 0xF000) * 0x10;

@@ -238,6 +238,18 @@ void CmActive::after_match(Connection* c, const Packet& p) {
   }
 }
 
+void CmActive::after_mismatch(Connection* c, const Packet& p) {
+  if (!c || !p.mad || !p.mad->cm) return;
+  const auto* rej = std::get_if<CmRej>(&*p.mad->cm);
+  constexpr std::uint16_t kInvalidServiceId = 8;
+  if (!rej || rej->reason != kInvalidServiceId || c->state != ConnState::kReqSent) return;
+  if (c->service_id != rdma_cm_service_id(rdma_cm_ps::kTcp, target_.service_port())) return;
+  evidence_.inconclusive(fmt::format(
+      "the REQ to the responder's service ID {:#x} (TCP port {}) got REJ Invalid Service ID: "
+      "nothing listens there now, so the case grades nothing (is the responder running?)",
+      c->service_id, target_.service_port()));
+}
+
 void CmActive::disconnect(Connection& c) {
   cm_send(c, "DREQ", {});
   wire_.expect(&c, {{"DREP", {}}}, timing_.expect_window(), ExpectMode::kEventually);

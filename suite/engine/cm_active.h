@@ -42,6 +42,10 @@ class CmActive {
   // A packet an expect matched for `c`: the last MSN seen, and the CM state a REP, REJ or DREP
   // moves (IBA 12.7.36: the REP's Starting PSN is where the active side sends from).
   void after_match(Connection* c, const Packet& p);
+  // A REQ to the responder's own service ID answered REJ Invalid Service ID: nothing listens
+  // there now (a stock listener between restarts, a responder that died), so the case ends
+  // INCONCLUSIVE instead of failing the device for what it was not asked.
+  void after_mismatch(Connection* c, const Packet& p);
 
  private:
   Target& target_;

@@ -53,6 +53,7 @@ Received WireSteps::expect(Connection* c, const std::vector<Expectation>& altern
       }
       if (!closest || diffs->size() < closest->size()) closest = std::move(*diffs);
     }
+    if (on_mismatch_) on_mismatch_(c, r->packet);
     if (mode == ExpectMode::kAfterEarlierAcks &&
         acknowledges_earlier(r->packet, c, alternatives.front())) {
       evidence_.record(report::EventKind::kNote,

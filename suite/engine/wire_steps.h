@@ -33,6 +33,9 @@ class WireSteps {
   WireSteps(Port& port, EvidenceRecorder& evidence, ReceiveDemux& demux);
 
   void set_on_match(OnMatch on_match) { on_match_ = std::move(on_match); }
+  // Called with each packet an expect does not accept, before it fails; may end the case
+  // itself (a packet that says the set-up, not the device, is at fault).
+  void set_on_mismatch(OnMatch on_mismatch) { on_mismatch_ = std::move(on_mismatch); }
   TimeNs now() { return port_.clock().now_ns(); }
 
   // Sends `frame`, recorded as `text` and the decoder's summary.
@@ -55,6 +58,7 @@ class WireSteps {
   EvidenceRecorder& evidence_;
   ReceiveDemux& demux_;
   OnMatch on_match_;
+  OnMatch on_mismatch_;
 };
 
 }  // namespace roceconf::engine

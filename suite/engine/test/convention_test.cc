@@ -71,6 +71,38 @@ TEST(Convention, ListenerCasesStillCatchTheirQuirks) {
   }
 }
 
+// The reference target, but the suite is told its responder listens on another port: every
+// REQ to "the responder" meets REJ Invalid Service ID, as when a stock listener is restarting.
+class NobodyListens final : public Target {
+ public:
+  explicit NobodyListens(std::unique_ptr<ReferenceTarget> t) : t_(std::move(t)) {}
+  std::string_view kind() const override { return t_->kind(); }
+  std::string describe() const override { return t_->describe(); }
+  Capabilities capabilities() const override { return t_->capabilities(); }
+  roceconf::Port& port() override { return t_->port(); }
+  Endpoint tester() const override { return t_->tester(); }
+  Endpoint device() const override { return t_->device(); }
+  std::uint16_t service_port() const override { return t_->service_port() + 1; }
+  std::expected<nlohmann::json, std::string> control(const nlohmann::json& r) override {
+    return t_->control(r);
+  }
+  std::expected<void, std::string> reset() override { return t_->reset(); }
+
+ private:
+  std::unique_ptr<ReferenceTarget> t_;
+};
+
+TEST(Convention, NoListenerIsInconclusiveNotAFailure) {
+  auto reference = ReferenceTarget::create({});
+  ASSERT_TRUE(reference);
+  NobodyListens target(std::move(*reference));
+  report::RunResult r;
+  run_cases(target, cases::builtin_catalogue().select("cm/tid-echoed"), RunOptions{}, r);
+  ASSERT_EQ(r.cases.size(), 1u);
+  EXPECT_EQ(r.cases[0].verdict, report::Verdict::kInconclusive) << r.cases[0].reason;
+  EXPECT_NE(r.cases[0].reason.find("Invalid Service ID"), std::string::npos) << r.cases[0].reason;
+}
+
 TEST(Convention, WithTheConventionNothingIsSaid) {
   auto target = ReferenceTarget::create({});
   ASSERT_TRUE(target);
