@@ -188,7 +188,7 @@ def test_the_fleet_report_in_chromium(fleet_run):
     assert text.index('id="disagreement-matrix"') < text.index('id="case-matrix"')
 
 
-BAD_PROFILE = """interface = roceconf-nosuch0
+BAD_PROFILE = """interface = rcnf-nosuch0
 target_mac = 02:00:00:00:00:02
 target_ip = 192.0.2.2
 tester_ip = 192.0.2.1
@@ -215,11 +215,11 @@ def test_a_device_that_fails_its_set_up_leaves_the_others_intact(roceconf_cli, t
     assert verdicts(tmp_path / "out" / "a.json") == serial["a"]
     fleet = json.loads((tmp_path / "out" / "fleet.json").read_text())
     a, cx6 = fleet["devices"]
-    assert cx6["title"] == "cx6" and "roceconf-nosuch0" in cx6["setup_error"]
+    assert cx6["title"] == "cx6" and "rcnf-nosuch0" in cx6["setup_error"]
     assert cx6["version"] == "mlx5_0 · fw 22.36.1010 · mlx5_core"  # from the profile
     assert cx6["summary"]["total"] == 0 and a["summary"]["total"] == len(serial["a"])
     assert "SET-UP FAILED" in (tmp_path / "out" / "fleet.html").read_text()
-    assert re.search(r"cx6 .*SET-UP FAILED: .*roceconf-nosuch0", r.stdout), r.stdout
+    assert re.search(r"cx6 .*SET-UP FAILED: .*rcnf-nosuch0", r.stdout), r.stdout
 
 
 def netns_names():
