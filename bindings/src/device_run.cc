@@ -92,6 +92,8 @@ class DeviceRun {
     r.identity.command_line = options_.command_line;
     r.identity.profile_path = options_.profile_path;
     r.identity.profile_sha256 = options_.profile_sha256;
+    r.start_unix_ns = unix_now_ns();  // the target is open (or failed to): the run starts
+    started_ = std::chrono::steady_clock::now();
     timing_.expect_floor = static_cast<TimeNs>(options_.expect_floor_ms * 1e6);
     timing_.silence_floor = static_cast<TimeNs>(options_.silence_floor_ms * 1e6);
   }
@@ -99,10 +101,6 @@ class DeviceRun {
   py::dict run(const engine::CaseDef& def) {
     if (!target_) raise("TargetError", "this device failed its set-up: " + setup_error_);
     engine::Target& t = target_->get();
-    if (result_.cases.empty()) {
-      result_.start_unix_ns = unix_now_ns();
-      started_ = std::chrono::steady_clock::now();
-    }
     {
       py::gil_scoped_release release;
       if (!calibrated_) {  // once per device, as `roceconf run` does
@@ -126,9 +124,12 @@ class DeviceRun {
     raise("CaseError", fmt::format("no case '{}' in the catalogue", id));
   }
 
+  // The HTML and JUnit reports, which know no set-up errors, say it in the target's line.
   void set_setup_error(std::string error) {
     setup_error_ = std::move(error);
     target_.reset();
+    result_.target_description +=
+        (result_.target_description.empty() ? "" : "; ") + ("set-up failed: " + setup_error_);
   }
 
   // The JSON report; a device that failed its set-up says so in "setup_error".

@@ -219,6 +219,9 @@ def test_a_device_that_fails_its_set_up_leaves_the_others_intact(roceconf_cli, t
     assert cx6["version"] == "mlx5_0 · fw 22.36.1010 · mlx5_core"  # from the profile
     assert cx6["summary"]["total"] == 0 and a["summary"]["total"] == len(serial["a"])
     assert "SET-UP FAILED" in (tmp_path / "out" / "fleet.html").read_text()
+    # The device's own HTML report says so too.
+    assert "set-up failed: interface &#39;rcnf-nosuch0&#39; not found" in (
+        tmp_path / "out" / "cx6.html").read_text()
     assert re.search(r"cx6 .*SET-UP FAILED: .*rcnf-nosuch0", r.stdout), r.stdout
 
 
