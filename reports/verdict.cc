@@ -220,9 +220,11 @@ std::string target_text(const RunResult& run) {
 }
 
 std::string device_text(const RunResult& run) {
-  std::string name, source, rest;
+  std::string label, name, source, rest;
   for (const auto& [key, value] : run.identity.device) {
-    if (key == "name") {
+    if (key == "label") {  // what the fleet calls the device (the pytest plugin's devices)
+      label = value;
+    } else if (key == "name") {
       name = value;
     } else if (key == "source") {
       source = value;
@@ -231,6 +233,7 @@ std::string device_text(const RunResult& run) {
     }
   }
   std::string out = name.empty() ? std::string("device not identified") : name;
+  if (!label.empty()) out = name.empty() ? label : label + " — " + name;
   if (!rest.empty()) out += ", " + rest;
   if (!source.empty()) out += " (" + source + ")";
   return one_line(out);

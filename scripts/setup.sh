@@ -28,7 +28,7 @@ packages=(
   libpcap-dev libisal-dev libssl-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark libwireshark-dev libglib2.0-dev
-  python3 python3-dev python3-pytest python3-scapy python3-pybind11 pybind11-dev
+  python3 python3-dev python3-pytest python3-pytest-xdist python3-scapy python3-pybind11 pybind11-dev
   iproute2
   libibverbs-dev librdmacm-dev
   chromium libxml2-utils

@@ -1,4 +1,5 @@
 // What roceconf._roceconf holds, wherever it is created (module.h).
+#include "device_run.h"
 #include "module.h"
 
 namespace roceconf::python {
@@ -14,6 +15,7 @@ void define_module(py::module_& m) {
   register_targets(m);
   register_engine(m);
   register_run(m);
+  register_device_run(m);
 }
 
 }  // namespace roceconf::python

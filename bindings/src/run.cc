@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include "device_run.h"
 #include "engine.h"
 #include "reports/json_writer.h"
 #include "suite/engine/runner.h"
 #include "targets.h"
 
 namespace roceconf::python {
-
-namespace {
 
 py::dict result_dict(const report::CaseResult& r) {
   py::dict d;
@@ -45,8 +44,6 @@ py::dict result_dict(const report::CaseResult& r) {
   d["duration_ns"] = r.duration_ns;
   return d;
 }
-
-}  // namespace
 
 void register_run(py::module_& m) {
   m.def(

@@ -15,7 +15,8 @@ CmMessage, RejReason (or their names as strings, wherever a number goes).
 Targets and ports: Target.reference(quirks=[...]), Target.daemon(...), Target.raw(...),
 memory_pair(), raw_socket_port(...), ControlClient(path).
 Cases: @roceconf.case(...) functions taking a Context; run_case(), `roceconf run --cases`, and
-the pytest plugin (roceconf.pytest_plugin).
+the pytest plugin (roceconf.pytest_plugin), which also grades the catalogue on many devices
+(roceconf.fleet).
 """
 
 from . import _roceconf

@@ -9,7 +9,7 @@ from . import _roceconf as _core
 from .case import CaseInfo
 from .errors import CaseError
 
-__all__ = ["CaseResult", "run_case"]
+__all__ = ["CaseResult", "run_case", "result_of"]
 
 
 @dataclass
@@ -57,7 +57,11 @@ def run_case(case: Union[CaseInfo, Callable], target: Optional[Any] = None, *,
         target = _core.Target.reference(list(quirks))
     elif quirks:
         raise CaseError("quirks apply to the default reference target only")
-    r = _core.run_case(target, info, seed, expect_floor_ms, silence_floor_ms, True)
+    return result_of(_core.run_case(target, info, seed, expect_floor_ms, silence_floor_ms, True))
+
+
+def result_of(r: Dict[str, Any]) -> CaseResult:
+    """A CaseResult from the engine's result dict."""
     return CaseResult(id=r["id"], verdict=r["verdict"], reason=r["reason"],
                       failed_step=r["failed_step"], diffs=[tuple(d) for d in r["diffs"]],
                       events=r["events"], duration_ns=r["duration_ns"], clause=r["clause"],
