@@ -111,6 +111,7 @@ class DeviceRun {
         calibrated_ = true;
       }
       result_.cases.push_back(engine::run_case(t, def, timing_, options_.seed));
+      result_.notes = engine::run_notes(t, result_.cases);
     }
     result_.duration_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::steady_clock::now() - started_)

@@ -128,16 +128,23 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
     result.cases.push_back(run_case(target, *cases[i], timing, options.seed));
     if (options.on_done) options.on_done(result.cases.back(), i, cases.size());
   }
+  result.notes = run_notes(target, result.cases);
+}
+
+std::vector<std::string> run_notes(const Target& target,
+                                   const std::vector<report::CaseResult>& cases) {
+  std::vector<std::string> notes;
   if (!target.no_convention().empty()) {
-    const auto skipped = std::ranges::count_if(result.cases, [](const report::CaseResult& r) {
+    const auto skipped = std::ranges::count_if(cases, [](const report::CaseResult& r) {
       return r.verdict == report::Verdict::kSkip && r.reason.starts_with(kNoConventionSkip);
     });
-    result.notes.push_back(fmt::format(
+    notes.push_back(fmt::format(
         "the target's responder follows no RCNF convention (its REP carried no RCNF block: {}); "
         "{} {} skipped, not graded (RESPONDER_CONVENTION.md)",
         target.no_convention(), skipped,
         skipped == 1 ? "case that needs it was" : "cases that need it were"));
   }
+  return notes;
 }
 
 }  // namespace roceconf::engine

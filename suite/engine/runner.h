@@ -33,6 +33,10 @@ TimeNs calibrate_rtt(Target& target, std::string& note);
 report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& timing,
                             std::uint64_t seed);
 
+// What the run learnt of the target, said once for the run (RunResult::notes).
+std::vector<std::string> run_notes(const Target& target,
+                                   const std::vector<report::CaseResult>& cases);
+
 // The cases in order; `result` gets each as it completes (so a caller can write partial
 // reports). Target set-up errors become ERROR verdicts of the cases they hit.
 void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const RunOptions& options,
