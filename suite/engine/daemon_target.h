@@ -10,6 +10,7 @@
 #include <chrono>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct DaemonTargetOptions {
   std::string roceconf_binary;
   std::chrono::milliseconds startup_timeout{10000};
   std::string lab_prefix;  // empty: VethLab's default
+  // A tagged lab (VethLabOptions::vlan, pcp): the daemon on the VLAN sub-interface, the
+  // tester's frames tagged (marking()).
+  std::optional<std::uint16_t> lab_vlan;
+  std::uint8_t lab_pcp = 0;
 };
 
 class DaemonTarget final : public Target {
@@ -54,6 +59,7 @@ class DaemonTarget final : public Target {
   Endpoint tester() const override;
   Endpoint device() const override;
   std::uint16_t service_port() const override { return options_.service_port; }
+  Marking marking() const override { return {options_.lab_vlan, options_.lab_pcp, 0}; }
   std::expected<nlohmann::json, std::string> control(const nlohmann::json& request) override;
   std::expected<void, std::string> reset() override;
 
