@@ -18,7 +18,7 @@
 
 #include "capture/pcap_reader.h"
 #include "cases/builtin.h"
-#include "dissector/decode.h"
+#include "dissector/packet.h"
 #include "suite/engine/daemon_target.h"
 #include "suite/engine/evidence.h"
 #include "suite/engine/raw_target.h"
