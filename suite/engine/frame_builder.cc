@@ -338,7 +338,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   }
   out.bytes = encode(p, eo);
   // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC.
-  if (bad_ip_checksum && out.bytes.size() >= 26) out.bytes[25] ^= 0xFF;
+  const std::size_t checksum_at = Ethernet::kSize + Vlan::kSize * p.vlans.size() + 11;
+  if (bad_ip_checksum && out.bytes.size() > checksum_at) out.bytes[checksum_at] ^= 0xFF;
   if (corrupt) {
     if (*corrupt >= out.bytes.size())
       return std::unexpected(

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "capture/port/raw_socket_port.h"
 #include "dissector/address_text.h"
 
 extern char** environ;
@@ -263,6 +264,64 @@ std::expected<std::vector<std::string>, std::string> sweep_stale_labs() {
   return deleted;
 }
 
+// The tagged lab's 802.1Q access port: one thread a direction between the tagged wire and the
+// target's untagged link. The raw sockets put back the tags Linux takes off received frames.
+struct VethLab::AccessPort {
+  std::unique_ptr<RawSocketPort> wire;   // PREFIX-vb: tagged
+  std::unique_ptr<RawSocketPort> inner;  // PREFIX-vp: untagged, the target's link
+  std::uint16_t tci = 0;
+  std::uint16_t vid = 0;
+  std::atomic<bool> stop{false};
+  std::thread down, up;
+
+  static std::expected<std::unique_ptr<AccessPort>, std::string> start(const std::string& netns,
+                                                                       const std::string& wire_if,
+                                                                       const std::string& inner_if,
+                                                                       std::uint16_t vid,
+                                                                       std::uint8_t pcp) {
+    auto port = std::make_unique<AccessPort>();
+    for (auto [name, socket] :
+         {std::pair{wire_if, &port->wire}, std::pair{inner_if, &port->inner}}) {
+      auto opened = RawSocketPort::open({.interface = name, .netns = netns, .no_filter = true});
+      if (!opened)
+        return std::unexpected(
+            fmt::format("the lab's VLAN port on {}: {}", name, opened.error().message));
+      *socket = std::move(*opened);
+    }
+    port->vid = vid;
+    port->tci = static_cast<std::uint16_t>(pcp << 13 | vid);
+    port->down = std::thread([p = port.get()] { p->relay(*p->wire, *p->inner, true); });
+    port->up = std::thread([p = port.get()] { p->relay(*p->inner, *p->wire, false); });
+    return port;
+  }
+
+  ~AccessPort() {
+    stop = true;
+    if (down.joinable()) down.join();
+    if (up.joinable()) up.join();
+  }
+
+  void relay(RawSocketPort& from, RawSocketPort& to, bool untag) {
+    constexpr std::size_t kMacs = 12;
+    while (!stop) {
+      auto got = from.receive(from.clock().now_ns() + 50'000'000);
+      if (!got || !*got) continue;
+      std::vector<std::uint8_t>& f = (*got)->data;
+      if (f.size() < kMacs + 4) continue;
+      if (untag) {
+        // Only this VLAN's frames reach the target, without their tag.
+        const bool ours = f[kMacs] == 0x81 && f[kMacs + 1] == 0x00 &&
+                          ((f[kMacs + 2] << 8 | f[kMacs + 3]) & 0x0FFF) == vid;
+        if (!ours) continue;
+        f.erase(f.begin() + kMacs, f.begin() + kMacs + 4);
+      } else {
+        restore_vlan_tag(f, 0x8100, tci);
+      }
+      [[maybe_unused]] const auto sent = to.send(f);  // a port drops what it cannot send
+    }
+  }
+};
+
 std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
     const VethLabOptions& options) {
   const std::string prefix = options.prefix.empty() ? default_prefix() : options.prefix;
@@ -316,18 +375,17 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
     if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "up"}); !r)
       return std::unexpected(r.error());
     if (side == &lab->b_ && options.vlan) {
-      // The sub-interface inherits the MTU; every socket priority leaves at `pcp`.
-      const std::string vq = lab->prefix_ + "-vq";
-      std::vector<std::string> add = {"-n", ns, "link", "add", "link", dev, "name", vq};
-      for (const std::string& w : {std::string("type"), std::string("vlan"), std::string("id"),
-                                   std::to_string(*options.vlan), std::string("egress-qos-map")})
-        add.push_back(w);
-      for (int prio = 0; prio < 8; ++prio) add.push_back(fmt::format("{}:{}", prio, options.pcp));
-      if (auto r = ip(add); !r) return std::unexpected(r.error());
-      if (auto r = ip({"-n", ns, "link", "set", "dev", vq, "addrgenmode", "none"}); !r)
+      // The target's own untagged link, behind the access port (started below).
+      const std::string vq = lab->prefix_ + "-vq", vp = lab->prefix_ + "-vp";
+      if (auto r = ip({"-n", ns, "link", "add", vq, "type", "veth", "peer", "name", vp}); !r)
         return std::unexpected(r.error());
-      if (auto r = ip({"-n", ns, "link", "set", "dev", vq, "up"}); !r)
-        return std::unexpected(r.error());
+      for (const std::string& end : {vq, vp})
+        for (const std::vector<std::string>& set :
+             {std::vector<std::string>{"addrgenmode", "none"}, {"mtu", mtu}, {"up"}}) {
+          std::vector<std::string> args = {"-n", ns, "link", "set", "dev", end};
+          args.insert(args.end(), set.begin(), set.end());
+          if (auto r = ip(args); !r) return std::unexpected(r.error());
+        }
       side->interface = vq;
     }
     if (auto r = ip({"-n", ns, "addr", "add", address, "dev", side->interface}); !r)
@@ -352,6 +410,12 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
+  if (options.vlan) {
+    auto port = AccessPort::start(lab->b_.netns, lab->prefix_ + "-vb", lab->prefix_ + "-vp",
+                                  *options.vlan, options.pcp);
+    if (!port) return std::unexpected(port.error());
+    lab->access_ = std::move(*port);
+  }
   return lab;
 }
 
@@ -360,6 +424,7 @@ VethLab::~VethLab() {
 }
 
 std::expected<void, std::string> VethLab::teardown() {
+  access_.reset();  // its sockets live in namespace b
   if (!up_) return {};
   std::expected<void, std::string> result;
   // Deleting a namespace destroys the veth end inside it, and with it the peer.
@@ -376,7 +441,7 @@ std::string VethLab::describe() const {
   return fmt::format("veth {} (netns {}, {}, {}) <-> {} (netns {}, {}, {}), MTU {}{}", a_.interface,
                      a_.netns, format_mac(a_.mac), format_ipv4(a_.ip), b_.interface, b_.netns,
                      format_mac(b_.mac), format_ipv4(b_.ip), mtu_,
-                     vlan_ ? fmt::format(", VLAN {} priority {} on side b", *vlan_, pcp_) : "");
+                     vlan_ ? fmt::format(", side b on VLAN {} priority {}", *vlan_, pcp_) : "");
 }
 
 }  // namespace roceconf::engine

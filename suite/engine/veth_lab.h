@@ -26,10 +26,13 @@ struct VethLabOptions {
   std::string prefix;
   // Both ends. 9000 leaves room for a 4096-byte path MTU.
   int mtu = 9000;
-  // A tagged lab: side b's address is on PREFIX-vq, an 802.1Q sub-interface of VLAN `vlan` on
-  // its veth end, so Linux's VLAN stack takes the tag off what arrives and puts it on what leaves,
-  // at priority `pcp` (egress-qos-map). Side a stays on the untagged veth end: a tester there
-  // tags its own frames (a raw profile's vlan and pcp).
+  // A tagged lab: side b's wire (PREFIX-vb) carries VLAN `vlan` only, and the target's address is
+  // on PREFIX-vq, an untagged veth pair (PREFIX-vq <-> PREFIX-vp) inside namespace b. Between
+  // PREFIX-vb and PREFIX-vp the lab runs an 802.1Q access port in user space, as a switch port or a
+  // Linux VLAN sub-interface with an egress-qos-map would: it takes tag `vlan` off what arrives
+  // (other frames are dropped) and tags what leaves with `vlan` at priority `pcp`. Side a stays
+  // untagged: a tester there tags its own frames (a raw profile's vlan and pcp). In user space
+  // so that it works on kernels without 802.1Q devices or bridges.
   std::optional<std::uint16_t> vlan;
   std::uint8_t pcp = 0;
 };
@@ -72,6 +75,8 @@ class VethLab {
   std::optional<std::uint16_t> vlan_;
   std::uint8_t pcp_ = 0;
   bool up_ = false;
+  struct AccessPort;  // the tagged lab's 802.1Q port (veth_lab.cc)
+  std::unique_ptr<AccessPort> access_;
 };
 
 // The run a lab namespace belongs to: PID for the names a default lab gets, rcnf<PID>-a and

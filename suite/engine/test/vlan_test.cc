@@ -90,6 +90,14 @@ TEST(VlanFrames, RequestsAndMadsCarryTheTagAndDscp) {
     EXPECT_TRUE(p.icrc && p.icrc->ok());
     EXPECT_TRUE(p.findings.empty());
   }
+  // ip.csum=bad breaks the IPv4 checksum behind the tag, and only it.
+  auto bad = build_request(tagged_addresses(), c, 0x04, {{"ip.csum", "bad"}});
+  ASSERT_TRUE(bad);
+  const Packet b = decode(bad->bytes);
+  ASSERT_TRUE(b.ipv4 && b.udp && b.bth);
+  EXPECT_NE(ipv4_checksum(Bytes(bad->bytes.data() + 18, 20)), 0) << "checksum broken";
+  EXPECT_EQ(b.ipv4->dst, (Ipv4Address{192, 0, 2, 2}));
+  EXPECT_TRUE(b.icrc && b.icrc->ok());
   // A case's tos= still wins over the profile's DSCP.
   auto tos = build_request(tagged_addresses(), c, 0x04, {{"tos", "0x03"}});
   ASSERT_TRUE(tos);
