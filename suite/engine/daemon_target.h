@@ -32,8 +32,8 @@ struct DaemonTargetOptions {
   std::string roceconf_binary;
   std::chrono::milliseconds startup_timeout{10000};
   std::string lab_prefix;  // empty: VethLab's default
-  // A tagged lab (VethLabOptions::vlan, pcp): the daemon on the VLAN sub-interface, the
-  // tester's frames tagged (marking()).
+  // A tagged lab (VethLabOptions::vlan, pcp): the daemon behind the lab's 802.1Q access port,
+  // the tester's frames tagged (marking()).
   std::optional<std::uint16_t> lab_vlan;
   std::uint8_t lab_pcp = 0;
 };
