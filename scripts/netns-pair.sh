@@ -4,16 +4,20 @@
 #
 #   scripts/netns-pair.sh up   [PREFIX] [--mtu N | --jumbo]   # default PREFIX rcnf, MTU 1500
 #   scripts/netns-pair.sh down [PREFIX]
+#   scripts/netns-pair.sh sweep                                    # labs of dead roceconf runs
 #
 # up makes PREFIX-a (interface PREFIX-va, 192.0.2.1/24) and PREFIX-b (PREFIX-vb, 192.0.2.2/24),
 # TEST-NET-1 addresses only (RFC 5737), and prints one line per side:
 #   a netns=rcnf-a if=rcnf-va mac=aa:bb:cc:dd:ee:ff ip=192.0.2.1/24 mtu=1500
 # Both commands are idempotent: up on an existing pair re-applies the settings (MTU included),
-# down on a missing pair does nothing. Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN).
+# down on a missing pair does nothing. sweep deletes the namespaces a crashed run's daemon lab
+# left (rcnf<PID>-a/-b, rcnf<PID><letters>-a/-b) when that PID is gone and no process is
+# inside, as every new lab does first; it touches no other name. Needs root (CAP_SYS_ADMIN,
+# CAP_NET_ADMIN).
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 up|down [PREFIX] [--mtu N | --jumbo]" >&2
+  echo "usage: $0 up|down [PREFIX] [--mtu N | --jumbo] | $0 sweep" >&2
   exit 2
 }
 
@@ -107,8 +111,20 @@ up() {
   echo "b $(side "$ns_b" "$if_b" 192.0.2.2/24)"
 }
 
+sweep() {
+  local ns pid
+  for ns in $(ip netns list | awk '{print $1}'); do
+    [[ $ns =~ ^rcnf([1-9][0-9]{0,8})[a-z]*-[ab]$ ]] || continue
+    pid=${BASH_REMATCH[1]}
+    if kill -0 "$pid" 2>/dev/null; then continue; fi
+    if [[ -n $(ip netns pids "$ns" 2>/dev/null) ]]; then continue; fi
+    ip netns delete "$ns" && echo "removed $ns (run $pid is gone)"
+  done
+}
+
 case $action in
   up) up ;;
   down) down ;;
+  sweep) sweep ;;
   *) usage ;;
 esac

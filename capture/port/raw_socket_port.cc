@@ -119,6 +119,10 @@ std::expected<std::unique_ptr<RawSocketPort>, PortError> open_here(const RawSock
   // Linux 4.20+; older kernels leave it to receive(), which skips PACKET_OUTGOING frames.
   const bool ignores_outgoing =
       setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one) == 0;
+  // The kernel takes the 802.1Q tag off before the socket sees the frame; the auxiliary data
+  // gives it back (receive() puts it into the frame again).
+  if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one) != 0)
+    return fail("PACKET_AUXDATA");
   // Room for bursts (silently capped at net.core.rmem_max).
   const int rcvbuf = 4 << 20;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
@@ -141,6 +145,19 @@ std::expected<std::unique_ptr<RawSocketPort>, PortError> open_here(const RawSock
 
   return make(fd, static_cast<int>(ifindex), mac, ignores_outgoing);
 }
+
+}  // namespace
+
+void restore_vlan_tag(std::vector<std::uint8_t>& frame, std::uint16_t tpid, std::uint16_t tci) {
+  constexpr std::size_t kMacs = 12;  // the tag goes after the destination and source MACs
+  if (frame.size() < kMacs) return;
+  const std::uint8_t tag[4] = {static_cast<std::uint8_t>(tpid >> 8),
+                               static_cast<std::uint8_t>(tpid), static_cast<std::uint8_t>(tci >> 8),
+                               static_cast<std::uint8_t>(tci)};
+  frame.insert(frame.begin() + kMacs, std::begin(tag), std::end(tag));
+}
+
+namespace {
 
 // The path of a namespace given by name (as `ip netns` creates them) or by path.
 std::string netns_path(const std::string& netns) {
@@ -244,7 +261,8 @@ std::expected<std::optional<ReceivedFrame>, PortError> RawSocketPort::receive(Ti
   for (;;) {
     sockaddr_ll from{};
     iovec iov{buffer_.data(), buffer_.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec)) + 64];
+    alignas(cmsghdr) char
+        control[CMSG_SPACE(sizeof(timespec)) + CMSG_SPACE(sizeof(tpacket_auxdata)) + 64];
     msghdr msg{};
     msg.msg_name = &from;
     msg.msg_namelen = sizeof from;
@@ -256,11 +274,16 @@ std::expected<std::optional<ReceivedFrame>, PortError> RawSocketPort::receive(Ti
     if (n >= 0) {
       if (!kernel_ignores_outgoing_ && from.sll_pkttype == PACKET_OUTGOING) continue;
       std::int64_t unix = -1;
+      std::optional<tpacket_auxdata> aux;
       for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
           timespec ts;
           std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
           unix = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+        } else if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA &&
+                   c->cmsg_len >= CMSG_LEN(sizeof(tpacket_auxdata))) {
+          aux.emplace();
+          std::memcpy(&*aux, CMSG_DATA(c), sizeof *aux);
         }
       }
       ReceivedFrame frame;
@@ -268,6 +291,12 @@ std::expected<std::optional<ReceivedFrame>, PortError> RawSocketPort::receive(Ti
       frame.data.assign(
           buffer_.begin(),
           buffer_.begin() + std::min<std::size_t>(static_cast<std::size_t>(n), buffer_.size()));
+      if (aux && (aux->tp_status & TP_STATUS_VLAN_VALID) != 0)
+        restore_vlan_tag(frame.data,
+                         (aux->tp_status & TP_STATUS_VLAN_TPID_VALID) != 0
+                             ? aux->tp_vlan_tpid
+                             : std::uint16_t{ETH_P_8021Q},
+                         aux->tp_vlan_tci);
       if (unix < 0) {
         frame.time_ns = clock_.now_ns();
         frame.unix_ns = clock_.unix_ns(frame.time_ns);

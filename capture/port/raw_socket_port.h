@@ -1,6 +1,9 @@
 // A Port on a real interface: an AF_PACKET raw socket bound to one interface, with a classic BPF
 // filter (roce_filter.h) so the kernel passes RoCE frames only, kernel receive timestamps
-// (SO_TIMESTAMPNS), and our own transmissions left out (PACKET_IGNORE_OUTGOING). Receiving
+// (SO_TIMESTAMPNS), and our own transmissions left out (PACKET_IGNORE_OUTGOING). Linux takes
+// an 802.1Q/802.1ad tag off a received frame before the socket sees it; the port puts it back
+// from the auxiliary data (PACKET_AUXDATA), so frames arrive as they were on the wire. Frames
+// are sent as given, tags included. Receiving
 // waits in ppoll() until the deadline. The socket can be opened inside a named network namespace
 // (`ip netns`), where it stays for its whole life.
 #pragma once
@@ -27,6 +30,9 @@ struct RawSocketOptions {
   // Receive everything the interface sees, not only RoCE (for diagnostics).
   bool no_filter = false;
 };
+
+// Inserts the tag (TPID, TCI) after the MAC addresses of `frame`, as it was on the wire.
+void restore_vlan_tag(std::vector<std::uint8_t>& frame, std::uint16_t tpid, std::uint16_t tci);
 
 class RawSocketPort final : public Port {
  public:

@@ -9,7 +9,11 @@ namespace roceconf {
 static_assert(sizeof(BpfInstruction) == sizeof(bpf_insn));
 
 std::string roce_filter_expression(std::uint16_t udp_port) {
-  return "udp dst port " + std::to_string(udp_port) + " or ether proto 0x8915";
+  const std::string roce = "udp dst port " + std::to_string(udp_port) + " or ether proto 0x8915";
+  // Linux hands the filter an 802.1Q frame without its (outer) tag, which the first part
+  // matches; the `vlan` part matches a tag still in the frame (an inner QinQ tag, a kernel that
+  // keeps it). Last, because `vlan` moves the offsets of everything after it.
+  return roce + " or (vlan and (" + roce + "))";
 }
 
 std::expected<std::vector<BpfInstruction>, PortError> compile_filter(

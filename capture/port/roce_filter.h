@@ -23,7 +23,8 @@ struct BpfInstruction {
   std::uint32_t k = 0;
 };
 
-// "udp dst port 4791 or ether proto 0x8915", with `udp_port` for targets on a non-standard port.
+// "udp dst port 4791 or ether proto 0x8915", also behind an 802.1Q/802.1ad tag, with `udp_port`
+// for targets on a non-standard port.
 std::string roce_filter_expression(std::uint16_t udp_port = Udp::kRocePort);
 
 // Compiles a tcpdump-syntax expression for Ethernet frames.

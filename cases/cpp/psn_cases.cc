@@ -20,11 +20,18 @@ using engine::Connection;
 
 constexpr const char* kSource = "cases/cpp/psn_cases.cc";
 
-// Untagged Ethernet + IPv4 frames, as the tester builds them.
-constexpr std::size_t kIpAt = 14;
-constexpr std::size_t kUdpAt = kIpAt + 20;
-constexpr std::size_t kBthAt = kUdpAt + 8;
-constexpr std::size_t kPayloadAt = kBthAt + 12;  // SEND_ONLY: the payload follows the BTH
+// Where the headers of an Ethernet + IPv4 frame the tester built start: behind its 802.1Q tag
+// when it tags (a raw profile's vlan). SEND_ONLY: the payload follows the BTH.
+struct At {
+  std::size_t ip, udp, bth, payload;
+};
+At offsets(const std::vector<std::uint8_t>& f) {
+  std::size_t ip = 14;
+  while (f.size() >= ip + 4 &&
+         ((f[ip - 2] == 0x81 && f[ip - 1] == 0x00) || (f[ip - 2] == 0x88 && f[ip - 1] == 0xA8)))
+    ip += 4;
+  return {ip, ip + 20, ip + 28, ip + 40};
+}
 
 void step(CaseContext& ctx, std::string_view what) {
   ctx.set_step(fmt::format("{}: {}", kSource, what));
@@ -43,8 +50,9 @@ std::vector<std::uint8_t> request_frame(CaseContext& ctx, const Connection& c, s
 // Recomputes the ICRC of an edited RoCEv2/IPv4 frame, so only the intended defect remains.
 void refresh_icrc(std::vector<std::uint8_t>& f) {
   const std::size_t end = f.size() - 4;
+  const At at = offsets(f);
   const std::uint32_t crc =
-      compute_icrc(Bytes(f.data() + kIpAt, end - kIpAt), IcrcFraming::kRoceV2Ipv4, kBthAt - kIpAt);
+      compute_icrc(Bytes(f.data() + at.ip, end - at.ip), IcrcFraming::kRoceV2Ipv4, at.bth - at.ip);
   store_icrc(&f[end], crc);
 }
 
@@ -80,7 +88,7 @@ void payload_corruption(CaseContext& ctx) {
   ctx.connect(c, {});
   step(ctx, "SEND_ONLY psn=0 len=64 with payload byte 10 flipped after the ICRC");
   auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
-  f[kPayloadAt + 10] ^= 0x01;
+  f[offsets(f).payload + 10] ^= 0x01;
   ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64, payload byte 10 corrupted");
   step(ctx, "expect nothing from c");
   ctx.expect_nothing(&c, ctx.timing().silence_window());
@@ -95,7 +103,7 @@ void bad_ip_checksum(CaseContext& ctx) {
   ctx.connect(c, {});
   step(ctx, "SEND_ONLY psn=0 len=64 with a wrong IPv4 header checksum (ICRC good)");
   auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
-  f[kIpAt + 10] ^= 0x5A;  // header checksum, masked in the ICRC
+  f[offsets(f).ip + 10] ^= 0x5A;  // header checksum, masked in the ICRC
   ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64, IPv4 checksum wrong");
   step(ctx, "expect nothing from c");
   ctx.expect_nothing(&c, ctx.timing().silence_window());
@@ -111,8 +119,9 @@ void wrong_udp_port(CaseContext& ctx) {
   step(ctx, "SEND_ONLY psn=0 len=64 to UDP port 4792 instead of 4791");
   auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
   const std::uint16_t port = Udp::kRocePort + 1;
-  f[kUdpAt + 2] = static_cast<std::uint8_t>(port >> 8);
-  f[kUdpAt + 3] = static_cast<std::uint8_t>(port);
+  const std::size_t udp = offsets(f).udp;
+  f[udp + 2] = static_cast<std::uint8_t>(port >> 8);
+  f[udp + 3] = static_cast<std::uint8_t>(port);
   refresh_icrc(f);
   ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64 to UDP port 4792");
   step(ctx, "expect nothing (no RoCE packet at all)");

@@ -38,8 +38,14 @@ void ControlSteps::require(std::string_view capability) {
       evidence_.skip("needs P_Keys 0x9234 (full) and 0x1234 (limited) in the target's P_Key table");
     return;
   }
+  if (capability == "vlan") {
+    if (!target_.marking().vlan)
+      evidence_.skip(
+          "needs a VLAN: the tester sends untagged frames (set 'vlan = ID' in the raw profile)");
+    return;
+  }
   evidence_.error(fmt::format(
-      "unknown capability '{}' (listener, responder, control, pkey-limited)", capability));
+      "unknown capability '{}' (listener, responder, control, pkey-limited, vlan)", capability));
 }
 
 void ControlSteps::skip_no_convention() {

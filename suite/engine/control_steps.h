@@ -25,7 +25,8 @@ class ControlSteps {
 
   // SKIPs the case when the target lacks a capability: "listener" (an rdma_cm listener on the
   // service port), "responder" (one that follows the RCNF convention), "control",
-  // "pkey-limited" (a limited P_Key entry in the target's table). ERRORs for any other name.
+  // "pkey-limited" (a limited P_Key entry in the target's table), "vlan" (the tester tags its
+  // frames). ERRORs for any other name.
   void require(std::string_view capability);
   // Whether this case required "responder": a REP without an RCNF block then SKIPs it.
   bool needs_convention() const { return needs_convention_; }

@@ -66,6 +66,8 @@ std::expected<std::unique_ptr<DaemonTarget>, std::string> DaemonTarget::start(
   VethLabOptions lab_options;
   lab_options.prefix = options.lab_prefix;
   lab_options.mtu = options.mtu;
+  lab_options.vlan = options.lab_vlan;
+  lab_options.pcp = options.lab_pcp;
   auto lab = VethLab::create(lab_options);
   if (!lab) return std::unexpected(lab.error());
   t->lab_ = std::move(*lab);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct DaemonTargetOptions {
   std::chrono::milliseconds startup_timeout{10000};
   std::string lab_prefix;        // empty: VethLab's default
   bool stock_responder = false;  // the daemon's responder acts as a stock `rping -s`
+  // A tagged lab (VethLabOptions::vlan, pcp): the daemon behind the lab's 802.1Q access port,
+  // the tester's frames tagged (marking()).
+  std::optional<std::uint16_t> lab_vlan;
+  std::uint8_t lab_pcp = 0;
 };
 
 class DaemonTarget final : public Target {
@@ -55,6 +60,7 @@ class DaemonTarget final : public Target {
   Endpoint tester() const override;
   Endpoint device() const override;
   std::uint16_t service_port() const override { return options_.service_port; }
+  Marking marking() const override { return {options_.lab_vlan, options_.lab_pcp, 0}; }
   std::expected<nlohmann::json, std::string> control(const nlohmann::json& request) override;
   std::expected<void, std::string> reset() override;
 

@@ -46,9 +46,16 @@ Packet base_packet(const Addresses& addr) {
   e.src = addr.tester.mac;
   e.dst = addr.device.mac;
   p.eth = e;
+  if (addr.marking.vlan) {
+    Vlan tag;
+    tag.vid = *addr.marking.vlan;
+    tag.pcp = addr.marking.pcp;
+    p.vlans.push_back(tag);
+  }
   Ipv4 ip;
   ip.src = addr.tester.ip;
   ip.dst = addr.device.ip;
+  ip.dscp = addr.marking.dscp;
   p.ipv4 = ip;
   Udp u;
   u.dport = addr.udp_port;
@@ -331,7 +338,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   }
   out.bytes = encode(p, eo);
   // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC.
-  if (bad_ip_checksum && out.bytes.size() >= 26) out.bytes[25] ^= 0xFF;
+  const std::size_t checksum_at = Ethernet::kSize + Vlan::kSize * p.vlans.size() + 11;
+  if (bad_ip_checksum && out.bytes.size() > checksum_at) out.bytes[checksum_at] ^= 0xFF;
   if (corrupt) {
     if (*corrupt >= out.bytes.size())
       return std::unexpected(
@@ -393,6 +401,21 @@ std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uin
   out.bytes = encode(p);
   out.psn = p.bth->psn;
   return out;
+}
+
+std::expected<void, std::string> check_marking_field(std::string_view name) {
+  if (name == "vlan" || name == "pcp" || name == "dscp") return {};
+  return std::unexpected(
+      fmt::format("the tester has no value '{}' (@tester.vlan, @tester.pcp, @tester.dscp)", name));
+}
+
+std::expected<std::uint64_t, std::string> marking_field(const Marking& m, std::string_view name) {
+  if (auto ok = check_marking_field(name); !ok) return std::unexpected(ok.error());
+  if (name == "dscp") return m.dscp;
+  if (!m.vlan)
+    return std::unexpected(fmt::format(
+        "@tester.{}: the tester sends untagged frames (the case needs 'needs: vlan')", name));
+  return name == "vlan" ? *m.vlan : m.pcp;
 }
 
 std::expected<void, std::string> set_cm_field(CmMessage& message, std::string_view key,

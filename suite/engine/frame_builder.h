@@ -23,6 +23,7 @@ struct Addresses {
   Endpoint tester;
   Endpoint device;
   std::uint16_t udp_port = Udp::kRocePort;
+  Marking marking;  // the tester's 802.1Q tag and DSCP
 };
 
 struct BuiltFrame {
@@ -65,6 +66,12 @@ std::expected<const FieldDef*, std::string> set_field(Packet& p, std::string_vie
 std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uint16_t pkey,
                                                  const CmMessage& message, std::uint64_t tid,
                                                  const Assignments& header_overrides);
+
+// `@tester.NAME` in a case: the tester's marking, `vlan` (its VLAN ID), `pcp` or `dscp`. An
+// error for another name, or for `vlan`/`pcp` when the tester sends untagged frames.
+std::expected<std::uint64_t, std::string> marking_field(const Marking& m, std::string_view name);
+// The same check when a case loads: the name is one of them.
+std::expected<void, std::string> check_marking_field(std::string_view name);
 
 // Sets a CM message field by name ("service_id", "path_mtu", "reason", ...). False when the
 // message has no such field or the value does not parse.

@@ -15,11 +15,12 @@
 namespace roceconf::engine {
 namespace {
 
-constexpr std::array<std::string_view, 20> kKeys = {
+constexpr std::array<std::string_view, 23> kKeys = {
     "interface",    "target_mac",   "target_ip",   "tester_mac", "tester_ip",
     "service_port", "udp_port",     "netns",       "agent",      "agent_secret_file",
     "pmtu",         "capabilities", "device_name", "vendor_id",  "vendor_part_id",
-    "firmware",     "node_guid",    "driver",      "kernel",     "rdma_core"};
+    "firmware",     "node_guid",    "driver",      "kernel",     "rdma_core",
+    "vlan",         "pcp",          "dscp"};
 constexpr std::array<std::uint32_t, 5> kPmtus = {256, 512, 1024, 2048, 4096};
 
 std::string_view trim(std::string_view s) {
@@ -166,6 +167,19 @@ std::expected<void, std::string> set_key(Profile& p, std::string_view key, std::
       return std::unexpected(
           fmt::format("pmtu '{}' is not a path MTU (256, 512, 1024, 2048 or 4096)", value));
     p.pmtu = *n;
+  } else if (key == "vlan" || key == "pcp" || key == "dscp") {
+    // 802.1Q reserves VLAN IDs 0 (a priority tag alone) and 4095.
+    const auto [what, high] = key == "vlan"  ? std::pair{"VLAN ID", 4094u}
+                              : key == "pcp" ? std::pair{"priority", 7u}
+                                             : std::pair{"DSCP", 63u};
+    const std::uint32_t low = key == "vlan" ? 1 : 0;
+    const auto n = parse_number(value);
+    if (!n || *n < low || *n > high)
+      return std::unexpected(
+          fmt::format("{} '{}' is not a {} ({} to {})", key, value, what, low, high));
+    if (key == "vlan") p.vlan = static_cast<std::uint16_t>(*n);
+    if (key == "pcp") p.pcp = static_cast<std::uint8_t>(*n);
+    if (key == "dscp") p.dscp = static_cast<std::uint8_t>(*n);
   } else if (key == "capabilities") {
     auto caps = parse_capabilities(value);
     if (!caps) return std::unexpected(caps.error());
@@ -350,6 +364,9 @@ std::expected<void, std::string> validate(const Profile& p) {
     return fail(fmt::format("tester_mac and target_mac are both {}: they must be two stations",
                             format_mac(mac)));
 
+  if (p.pcp && !p.vlan)
+    return fail(
+        "pcp without vlan: the priority travels in the 802.1Q tag; add 'vlan = ID' or remove pcp");
   if (!p.agent_secret_file.empty() && p.agent.empty())
     return fail(
         "agent_secret_file without agent: add 'agent = HOST:PORT' (roceconf-agent --control) or "

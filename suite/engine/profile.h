@@ -49,6 +49,10 @@ struct Profile {
   // The file with the secret the agent asks for (CONTROL_API.md); empty: $ROCECONF_AGENT_SECRET.
   std::string agent_secret_file;
   std::uint32_t pmtu = 1024;  // the largest path MTU cases may negotiate
+  // The tester's 802.1Q tag (VLAN ID 1-4094, priority 0-7) and IPv4 DSCP (0-63); no vlan: untagged.
+  std::optional<std::uint16_t> vlan;
+  std::optional<std::uint8_t> pcp;
+  std::uint8_t dscp = 0;
   Capabilities capabilities{true, false};
   ProfileIdentity identity;
 };

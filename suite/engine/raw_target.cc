@@ -33,8 +33,8 @@ PortError refuse(std::string why) {
 }  // namespace
 
 EgressGuardPort::EgressGuardPort(std::unique_ptr<Port> inner, const MacAddress& mac,
-                                 const Ipv4Address& ip)
-    : inner_(std::move(inner)), mac_(mac), ip_(ip) {}
+                                 const Ipv4Address& ip, std::optional<std::uint16_t> vlan)
+    : inner_(std::move(inner)), mac_(mac), ip_(ip), vlan_(vlan) {}
 
 std::expected<void, PortError> EgressGuardPort::send(Bytes frame) {
   if (frame.size() < kEthHeader)
@@ -46,6 +46,14 @@ std::expected<void, PortError> EgressGuardPort::send(Bytes frame) {
                                               format_mac(dst), format_mac(mac_))));
   std::size_t at = 12;
   std::uint16_t type = be16(frame, at);
+  // On a VLAN the target is reached on that VLAN only: another ID is another network.
+  if (vlan_) {
+    if (type != kEtherVlan || frame.size() < at + kVlanTag)
+      return std::unexpected(refuse(fmt::format("untagged: the target is on VLAN {}", *vlan_)));
+    if (const std::uint16_t vid = be16(frame, at + 2) & 0x0FFF; vid != *vlan_)
+      return std::unexpected(
+          refuse(fmt::format("VLAN {} is not the target's VLAN {}", vid, *vlan_)));
+  }
   while ((type == kEtherVlan || type == kEtherQinQ) && frame.size() >= at + kVlanTag + 2) {
     at += kVlanTag;
     type = be16(frame, at);
@@ -177,8 +185,8 @@ std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Pro
         t->interface_mtu_));
   }
   t->tester_ = {profile.tester_mac.value_or((*port)->mac()), *profile.tester_ip};
-  t->guard_ =
-      std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac, *profile.target_ip);
+  t->guard_ = std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac,
+                                                *profile.target_ip, profile.vlan);
   if (!profile.agent.empty()) {
     auto secret = control::find_secret(profile.agent_secret_file);
     if (!secret) return std::unexpected(fmt::format("{}: {}", profile.source, secret.error()));
@@ -210,10 +218,13 @@ std::expected<void, std::string> RawTarget::connect_agent() {
 
 std::string RawTarget::describe() const {
   return fmt::format(
-      "raw target {} {} via {}{} (MTU {}, pmtu {}), tester {} {}, responder {} on port {}{}",
+      "raw target {} {} via {}{}{} (MTU {}, pmtu {}), tester {} {}, responder {} on port {}{}",
       format_mac(*profile_.target_mac), format_ipv4(*profile_.target_ip), profile_.interface,
-      profile_.netns.empty() ? "" : " in netns " + profile_.netns, interface_mtu_, profile_.pmtu,
-      format_mac(tester_.mac), format_ipv4(tester_.ip),
+      profile_.netns.empty() ? "" : " in netns " + profile_.netns,
+      (profile_.vlan ? fmt::format(" VLAN {} priority {}", *profile_.vlan, profile_.pcp.value_or(0))
+                     : std::string()) +
+          (profile_.dscp ? fmt::format(" DSCP {}", profile_.dscp) : std::string()),
+      interface_mtu_, profile_.pmtu, format_mac(tester_.mac), format_ipv4(tester_.ip),
       profile_.capabilities.responder ? "yes" : "no", profile_.service_port,
       agent_ ? fmt::format(", agent {} ({})", profile_.agent,
                            agent_hello_.value("target", std::string("?")))

@@ -39,6 +39,12 @@ Assignments resolve(CaseContext& ctx, const Assignments& fields) {
     const auto dot = ref.find('.');
     if (dot == std::string_view::npos)
       ctx.error(fmt::format("'@{}': write @CONNECTION.FIELD (@c.req_tid)", ref));
+    if (ref.substr(0, dot) == "tester") {  // the tester's marking: @tester.vlan
+      auto v = marking_field(ctx.target().marking(), ref.substr(dot + 1));
+      if (!v) ctx.error(v.error());
+      out.set(key, std::to_string(*v));
+      continue;
+    }
     const Connection& c = ctx.connection(std::string(ref.substr(0, dot)));
     auto v = connection_field(c, ref.substr(dot + 1));
     if (!v) ctx.error(fmt::format("'@{}': {}", ref, v.error()));

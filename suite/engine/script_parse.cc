@@ -137,6 +137,11 @@ std::expected<void, std::string> check_references(const Scope& scope, const Assi
     if (dot == std::string_view::npos)
       return Fail(fmt::format("{}: write @CONNECTION.FIELD (@c.req_tid)", key));
     const std::string name(ref.substr(0, dot));
+    if (name == "tester") {
+      if (auto ok = check_marking_field(ref.substr(dot + 1)); !ok)
+        return Fail(fmt::format("{}: {}", key, ok.error()));
+      continue;
+    }
     if (!scope.has(name))
       return Fail(fmt::format("{}: '@{}' names connection '{}', which no earlier step made", key,
                               ref, name));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,14 @@ struct Capabilities {
   std::uint32_t max_pmtu = 4096;
 };
 
+// How the tester marks its frames (a raw profile's vlan, pcp, dscp): an 802.1Q tag when `vlan`
+// is set, and the IPv4 DSCP.
+struct Marking {
+  std::optional<std::uint16_t> vlan;
+  std::uint8_t pcp = 0;
+  std::uint8_t dscp = 0;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -60,6 +69,7 @@ class Target {
   virtual Endpoint tester() const = 0;
   virtual Endpoint device() const = 0;
   virtual std::uint16_t service_port() const = 0;  // RCNF responder's rdma_cm TCP port
+  virtual Marking marking() const { return {}; }   // untagged, DSCP 0 unless a profile says
 
   // One control-API request and its response (CONTROL_API.md). The error is a transport
   // failure (socket closed, no control capability), not a verbs error (that is ok=false).

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "capture/port/raw_socket_port.h"
 #include "dissector/address_text.h"
 
 extern char** environ;
@@ -204,7 +206,121 @@ std::expected<LinkInfo, std::string> link_info(const VethSide& side) {
   return info;
 }
 
+// Is a process inside the namespace bound at `path` (its daemon, a shell)?
+bool namespace_in_use(const std::filesystem::path& path) {
+  struct stat ns {};
+  if (stat(path.c_str(), &ns) != 0) return false;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    struct stat net {};
+    if (stat((entry.path() / "ns/net").c_str(), &net) == 0 && net.st_dev == ns.st_dev &&
+        net.st_ino == ns.st_ino)
+      return true;
+  }
+  return false;
+}
+
+bool process_alive(pid_t pid) {
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
+
 }  // namespace
+
+std::optional<pid_t> lab_namespace_owner(std::string_view name) {
+  // rcnf<PID>[a-z]*-a|b, exactly as default_prefix() makes them.
+  if (!name.starts_with("rcnf") || name.size() < 7) return std::nullopt;
+  if (!name.ends_with("-a") && !name.ends_with("-b")) return std::nullopt;
+  std::string_view middle = name.substr(4, name.size() - 6);
+  std::size_t digits = 0;
+  while (digits < middle.size() && std::isdigit(static_cast<unsigned char>(middle[digits])))
+    ++digits;
+  if (digits == 0 || digits > 9 || middle[0] == '0') return std::nullopt;
+  for (const char c : middle.substr(digits))
+    if (c < 'a' || c > 'z') return std::nullopt;
+  return static_cast<pid_t>(std::stol(std::string(middle.substr(0, digits))));
+}
+
+std::expected<std::vector<std::string>, std::string> sweep_stale_labs() {
+  std::vector<std::string> deleted;
+  std::expected<std::vector<std::string>, std::string> result;
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(kNetnsDir, ec))
+    names.push_back(entry.path().filename().string());
+  for (const std::string& name : names) {
+    const auto owner = lab_namespace_owner(name);
+    if (!owner || process_alive(*owner)) continue;
+    // A PID from another PID namespace, or a daemon that outlived its run: still in use.
+    if (namespace_in_use(std::filesystem::path(kNetnsDir) / name)) continue;
+    if (auto gone = ip({"netns", "delete", name}); !gone) {
+      if (result) result = std::unexpected(gone.error());
+      continue;
+    }
+    deleted.push_back(name);
+  }
+  if (!result) return result;
+  return deleted;
+}
+
+// The tagged lab's 802.1Q access port: one thread a direction between the tagged wire and the
+// target's untagged link. The raw sockets put back the tags Linux takes off received frames.
+struct VethLab::AccessPort {
+  std::unique_ptr<RawSocketPort> wire;   // PREFIX-vb: tagged
+  std::unique_ptr<RawSocketPort> inner;  // PREFIX-vp: untagged, the target's link
+  std::uint16_t tci = 0;
+  std::uint16_t vid = 0;
+  std::atomic<bool> stop{false};
+  std::thread down, up;
+
+  static std::expected<std::unique_ptr<AccessPort>, std::string> start(const std::string& netns,
+                                                                       const std::string& wire_if,
+                                                                       const std::string& inner_if,
+                                                                       std::uint16_t vid,
+                                                                       std::uint8_t pcp) {
+    auto port = std::make_unique<AccessPort>();
+    for (auto [name, socket] :
+         {std::pair{wire_if, &port->wire}, std::pair{inner_if, &port->inner}}) {
+      auto opened = RawSocketPort::open({.interface = name, .netns = netns, .no_filter = true});
+      if (!opened)
+        return std::unexpected(
+            fmt::format("the lab's VLAN port on {}: {}", name, opened.error().message));
+      *socket = std::move(*opened);
+    }
+    port->vid = vid;
+    port->tci = static_cast<std::uint16_t>(pcp << 13 | vid);
+    port->down = std::thread([p = port.get()] { p->relay(*p->wire, *p->inner, true); });
+    port->up = std::thread([p = port.get()] { p->relay(*p->inner, *p->wire, false); });
+    return port;
+  }
+
+  ~AccessPort() {
+    stop = true;
+    if (down.joinable()) down.join();
+    if (up.joinable()) up.join();
+  }
+
+  void relay(RawSocketPort& from, RawSocketPort& to, bool untag) {
+    constexpr std::size_t kMacs = 12;
+    while (!stop) {
+      auto got = from.receive(from.clock().now_ns() + 50'000'000);
+      if (!got || !*got) continue;
+      std::vector<std::uint8_t>& f = (*got)->data;
+      if (f.size() < kMacs + 4) continue;
+      if (untag) {
+        // Only this VLAN's frames reach the target, without their tag.
+        const bool ours = f[kMacs] == 0x81 && f[kMacs + 1] == 0x00 &&
+                          ((f[kMacs + 2] << 8 | f[kMacs + 3]) & 0x0FFF) == vid;
+        if (!ours) continue;
+        f.erase(f.begin() + kMacs, f.begin() + kMacs + 4);
+      } else {
+        restore_vlan_tag(f, 0x8100, tci);
+      }
+      [[maybe_unused]] const auto sent = to.send(f);  // a port drops what it cannot send
+    }
+  }
+};
 
 std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
     const VethLabOptions& options) {
@@ -214,11 +330,19 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
         "veth lab prefix '{}' must be 1 to {} letters, digits or '_'", prefix, kMaxPrefix));
   if (options.mtu < 68 || options.mtu > 65535)
     return std::unexpected(fmt::format("veth lab MTU {} is outside 68 to 65535", options.mtu));
+  if (options.vlan && (*options.vlan < 1 || *options.vlan > 4094))
+    return std::unexpected(fmt::format("veth lab VLAN {} is outside 1 to 4094", *options.vlan));
+  if (options.pcp > 7)
+    return std::unexpected(fmt::format("veth lab priority {} is outside 0 to 7", options.pcp));
   if (geteuid() != 0) return std::unexpected(std::string(kDaemonNeedsRoot));
+  // What crashed runs left; a failure here is no reason not to make this lab.
+  [[maybe_unused]] const auto swept = sweep_stale_labs();
 
   std::unique_ptr<VethLab> lab(new VethLab());
   lab->prefix_ = prefix;
   lab->mtu_ = options.mtu;
+  lab->vlan_ = options.vlan;
+  lab->pcp_ = options.pcp;
   lab->a_ = {prefix + "-a", prefix + "-va", {}, {192, 0, 2, 1}};
   lab->b_ = {prefix + "-b", prefix + "-vb", {}, {192, 0, 2, 2}};
   // From here on the destructor removes whatever exists under these names, leftovers included.
@@ -246,11 +370,25 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
     if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "mtu", mtu}); !r)
       return std::unexpected(
           fmt::format("the veth pair refused MTU {}: {}", options.mtu, r.error()));
-    if (auto r = ip({"-n", ns, "addr", "add", address, "dev", dev}); !r)
-      return std::unexpected(r.error());
     if (auto r = ip({"-n", ns, "link", "set", "dev", "lo", "up"}); !r)
       return std::unexpected(r.error());
     if (auto r = ip({"-n", ns, "link", "set", "dev", dev, "up"}); !r)
+      return std::unexpected(r.error());
+    if (side == &lab->b_ && options.vlan) {
+      // The target's own untagged link, behind the access port (started below).
+      const std::string vq = lab->prefix_ + "-vq", vp = lab->prefix_ + "-vp";
+      if (auto r = ip({"-n", ns, "link", "add", vq, "type", "veth", "peer", "name", vp}); !r)
+        return std::unexpected(r.error());
+      for (const std::string& end : {vq, vp})
+        for (const std::vector<std::string>& set :
+             {std::vector<std::string>{"addrgenmode", "none"}, {"mtu", mtu}, {"up"}}) {
+          std::vector<std::string> args = {"-n", ns, "link", "set", "dev", end};
+          args.insert(args.end(), set.begin(), set.end());
+          if (auto r = ip(args); !r) return std::unexpected(r.error());
+        }
+      side->interface = vq;
+    }
+    if (auto r = ip({"-n", ns, "addr", "add", address, "dev", side->interface}); !r)
       return std::unexpected(r.error());
   }
 
@@ -272,6 +410,12 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
+  if (options.vlan) {
+    auto port = AccessPort::start(lab->b_.netns, lab->prefix_ + "-vb", lab->prefix_ + "-vp",
+                                  *options.vlan, options.pcp);
+    if (!port) return std::unexpected(port.error());
+    lab->access_ = std::move(*port);
+  }
   return lab;
 }
 
@@ -280,6 +424,7 @@ VethLab::~VethLab() {
 }
 
 std::expected<void, std::string> VethLab::teardown() {
+  access_.reset();  // its sockets live in namespace b
   if (!up_) return {};
   std::expected<void, std::string> result;
   // Deleting a namespace destroys the veth end inside it, and with it the peer.
@@ -293,9 +438,10 @@ std::expected<void, std::string> VethLab::teardown() {
 }
 
 std::string VethLab::describe() const {
-  return fmt::format("veth {} (netns {}, {}, {}) <-> {} (netns {}, {}, {}), MTU {}", a_.interface,
+  return fmt::format("veth {} (netns {}, {}, {}) <-> {} (netns {}, {}, {}), MTU {}{}", a_.interface,
                      a_.netns, format_mac(a_.mac), format_ipv4(a_.ip), b_.interface, b_.netns,
-                     format_mac(b_.mac), format_ipv4(b_.ip), mtu_);
+                     format_mac(b_.mac), format_ipv4(b_.ip), mtu_,
+                     vlan_ ? fmt::format(", side b on VLAN {} priority {}", *vlan_, pcp_) : "");
 }
 
 }  // namespace roceconf::engine

@@ -2,12 +2,18 @@
 // with iproute2's `ip` (run directly, no shell). Side a is the tester (192.0.2.1/24), side b the
 // target (192.0.2.2/24); TEST-NET-1 addresses only, so nothing can leak to a real network. The
 // lab removes everything it made when destroyed, and on creation removes what an earlier run
-// with the same prefix left behind.
+// with the same prefix left behind, and the labs of runs that died (sweep_stale_labs).
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "dissector/eth.h"
 #include "dissector/ip.h"
@@ -20,11 +26,20 @@ struct VethLabOptions {
   std::string prefix;
   // Both ends. 9000 leaves room for a 4096-byte path MTU.
   int mtu = 9000;
+  // A tagged lab: side b's wire (PREFIX-vb) carries VLAN `vlan` only, and the target's address is
+  // on PREFIX-vq, an untagged veth pair (PREFIX-vq <-> PREFIX-vp) inside namespace b. Between
+  // PREFIX-vb and PREFIX-vp the lab runs an 802.1Q access port in user space, as a switch port or a
+  // Linux VLAN sub-interface with an egress-qos-map would: it takes tag `vlan` off what arrives
+  // (other frames are dropped) and tags what leaves with `vlan` at priority `pcp`. Side a stays
+  // untagged: a tester there tags its own frames (a raw profile's vlan and pcp). In user space
+  // so that it works on kernels without 802.1Q devices or bridges.
+  std::optional<std::uint16_t> vlan;
+  std::uint8_t pcp = 0;
 };
 
 struct VethSide {
   std::string netns;      // PREFIX-a / PREFIX-b
-  std::string interface;  // PREFIX-va / PREFIX-vb
+  std::string interface;  // PREFIX-va / PREFIX-vb (PREFIX-vq on a tagged lab's side b)
   MacAddress mac{};
   Ipv4Address ip{};
 };
@@ -47,6 +62,7 @@ class VethLab {
   const VethSide& tester() const { return a_; }
   const VethSide& target() const { return b_; }
   int mtu() const { return mtu_; }
+  const std::optional<std::uint16_t>& vlan() const { return vlan_; }
   std::string describe() const;
 
  private:
@@ -56,8 +72,21 @@ class VethLab {
   VethSide a_;
   VethSide b_;
   int mtu_ = 0;
+  std::optional<std::uint16_t> vlan_;
+  std::uint8_t pcp_ = 0;
   bool up_ = false;
+  struct AccessPort;  // the tagged lab's 802.1Q port (veth_lab.cc)
+  std::unique_ptr<AccessPort> access_;
 };
+
+// The run a lab namespace belongs to: PID for the names a default lab gets, rcnf<PID>-a and
+// -b (rcnf<PID><letters>-a/-b for a process's further labs); nullopt for any other name.
+std::optional<pid_t> lab_namespace_owner(std::string_view netns);
+
+// Deletes the namespaces of labs whose run is gone: names lab_namespace_owner() knows, whose
+// PID is no live process and which no process is inside. Any other namespace is never touched.
+// Returns the names deleted; the error is the first deletion that failed.
+std::expected<std::vector<std::string>, std::string> sweep_stale_labs();
 
 // The message for a missing privilege.
 inline constexpr char kDaemonNeedsRoot[] =

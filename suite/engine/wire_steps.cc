@@ -8,7 +8,7 @@
 namespace roceconf::engine {
 
 Addresses tester_addresses(const Target& target) {
-  return {target.tester(), target.device(), Udp::kRocePort};
+  return {target.tester(), target.device(), Udp::kRocePort, target.marking()};
 }
 
 WireSteps::WireSteps(Port& port, EvidenceRecorder& evidence, ReceiveDemux& demux)

@@ -29,7 +29,7 @@ __all__ = ["case", "CaseInfo", "registered_cases", "load_cases"]
 
 _REGISTRY: List["CaseInfo"] = []
 _LEVELS = ("MUST", "SHOULD", "MAY")
-_CAPABILITIES = ("listener", "responder", "control", "pkey-limited")
+_CAPABILITIES = ("listener", "responder", "control", "pkey-limited", "vlan")
 
 
 @dataclass

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "capture/port/raw_socket_port.h"
@@ -155,6 +156,40 @@ TEST_F(NetnsPairTest, RoceFramesCrossAndOthersAreFiltered) {
   EXPECT_EQ((*got)->data, reply);
 }
 
+// Linux takes the 802.1Q/802.1ad tag off before the socket sees the frame; the port puts it back
+// from PACKET_AUXDATA, so the receiver gets the bytes the sender put on the wire.
+TEST_F(NetnsPairTest, VlanTagsArriveAsSent) {
+  auto a = must_open(pair_->a);
+  auto b = must_open(pair_->b);
+  ASSERT_TRUE(a && b);
+  for (const std::uint16_t tpid : {std::uint16_t{0x8100}, std::uint16_t{0x88A8}}) {
+    SCOPED_TRACE(tpid);
+    Packet p = decode(roce_frame(0x42, 4791, a->mac(), b->mac()));
+    Vlan tag;
+    tag.tpid = tpid;
+    tag.vid = 100;
+    tag.pcp = 5;
+    tag.dei = true;
+    p.vlans.push_back(tag);
+    const auto tagged = encode(p);
+    ASSERT_TRUE(a->send(tagged));
+    auto got = b->receive_for(2 * kSecond);
+    ASSERT_TRUE(got && *got) << "tagged frame did not arrive";
+    EXPECT_EQ((*got)->data, tagged);
+    const Packet d = decode((*got)->data);
+    ASSERT_EQ(d.vlans.size(), 1u);
+    EXPECT_EQ(d.vlans[0].vid, 100);
+    EXPECT_EQ(d.vlans[0].pcp, 5);
+    EXPECT_TRUE(d.icrc && d.icrc->ok());
+  }
+  // Untagged frames stay untagged.
+  const auto plain = roce_frame(0x43, 4791, a->mac(), b->mac());
+  ASSERT_TRUE(a->send(plain));
+  auto got = b->receive_for(2 * kSecond);
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->data, plain);
+}
+
 TEST_F(NetnsPairTest, FilterFollowsANonStandardPort) {
   auto a = must_open(pair_->a);
   auto b = must_open(pair_->b, 9999);
@@ -207,6 +242,32 @@ TEST_F(NetnsPairTest, ScriptIsIdempotent) {
       << addresses.output;
   const auto other = "rcpu" + std::to_string(getpid() % 100'000'000);
   EXPECT_EQ(test::run("'" + script + "' down " + other + " 2>&1").status, 0);  // nothing there
+}
+
+// `netns-pair.sh sweep` deletes what a crashed daemon lab left (rcnf<PID>-a/-b of a PID that is
+// gone) and nothing else.
+TEST(NetnsPairScript, SweepRemovesOnlyTheLabsOfDeadRuns) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
+  if (!test::have_program("ip")) GTEST_SKIP() << "iproute2 (`ip`) is not installed";
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = "rcnf" + std::to_string(dead) + "-b";
+  const std::string live = "rcnf" + std::to_string(getpid()) + "y-a";
+  const std::string other = "rcsx" + std::to_string(dead) + "-a";
+  for (const auto& ns : {stale, live, other}) test::run("ip netns add " + ns);
+  const auto swept = test::run(std::string("'") + ROCECONF_NETNS_SCRIPT + "' sweep 2>&1");
+  EXPECT_EQ(swept.status, 0) << swept.output;
+  EXPECT_NE(swept.output.find("removed " + stale), std::string::npos) << swept.output;
+  const std::string list = test::run("ip netns list").output;
+  std::set<std::string> names;
+  std::istringstream lines(list);
+  for (std::string line; std::getline(lines, line);) names.insert(line.substr(0, line.find(' ')));
+  const auto listed = [&](const std::string& ns) { return names.contains(ns); };
+  EXPECT_FALSE(listed(stale)) << list;
+  EXPECT_TRUE(listed(live)) << list;
+  EXPECT_TRUE(listed(other)) << list;
+  for (const auto& ns : {stale, live, other}) test::run("ip netns delete " + ns + " 2>/dev/null");
 }
 
 }  // namespace

@@ -73,5 +73,15 @@ TEST(RawSocketPortTest, OpensOnLoopbackWhenPrivileged) {
   }
 }
 
+TEST(RawSocketVlan, RestoredTagGoesAfterTheMacs) {
+  std::vector<std::uint8_t> frame = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x08, 0x00, 0x45};
+  restore_vlan_tag(frame, 0x8100, 0xA064);  // priority 5, VLAN 100
+  EXPECT_EQ(frame, (std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x81, 0x00,
+                                              0xA0, 0x64, 0x08, 0x00, 0x45}));
+  std::vector<std::uint8_t> runt = {1, 2, 3};
+  restore_vlan_tag(runt, 0x8100, 1);
+  EXPECT_EQ(runt.size(), 3u);  // no room for a tag: left alone
+}
+
 }  // namespace
 }  // namespace roceconf

@@ -1,5 +1,6 @@
 // The RoCE BPF filter, run in user space over frames built with the codec: RoCEv2 over IPv4 and
-// IPv6 and RoCEv1 pass; other UDP ports and other protocols do not.
+// IPv6 and RoCEv1 pass, untagged or behind 802.1Q/802.1ad tags; other UDP ports and other
+// protocols do not.
 #include "capture/port/roce_filter.h"
 
 #include <gtest/gtest.h>
@@ -28,9 +29,41 @@ std::vector<std::uint8_t> roce_v2_ipv6_frame() {
   return encode(p);
 }
 
+// `frame` behind tags with these TPIDs, outermost first.
+std::vector<std::uint8_t> tagged(const std::vector<std::uint8_t>& frame,
+                                 std::vector<std::uint16_t> tpids) {
+  Packet p = decode(frame);
+  for (const std::uint16_t tpid : tpids) {
+    Vlan v;
+    v.tpid = tpid;
+    v.vid = 100;
+    v.pcp = 3;
+    p.vlans.push_back(v);
+  }
+  return encode(p);
+}
+
 TEST(RoceFilterTest, ExpressionNamesBothRoceVersions) {
-  EXPECT_EQ(roce_filter_expression(), "udp dst port 4791 or ether proto 0x8915");
-  EXPECT_EQ(roce_filter_expression(4792), "udp dst port 4792 or ether proto 0x8915");
+  EXPECT_EQ(roce_filter_expression(),
+            "udp dst port 4791 or ether proto 0x8915 or (vlan and (udp dst port 4791 or ether "
+            "proto 0x8915))");
+  EXPECT_NE(roce_filter_expression(4792).find("(udp dst port 4792 or"), std::string::npos);
+}
+
+TEST(RoceFilterTest, PassesTaggedRoceOnly) {
+  // A tag still in the frame the filter sees: the kernel keeps an inner QinQ tag.
+  const auto program = must_compile();
+  for (const std::uint16_t tpid : {std::uint16_t{0x8100}, std::uint16_t{0x88A8}}) {
+    SCOPED_TRACE(tpid);
+    EXPECT_TRUE(filter_accepts(program, tagged(roce_frame(1), {tpid})));
+    EXPECT_TRUE(filter_accepts(program, tagged(roce_v1_frame(1), {tpid})));
+    EXPECT_FALSE(filter_accepts(program, tagged(roce_frame(1, 9999), {tpid})));
+  }
+  std::vector<std::uint8_t> arp(46, 0);  // tagged ARP
+  arp[12] = 0x81;
+  arp[16] = 0x08;
+  arp[17] = 0x06;
+  EXPECT_FALSE(filter_accepts(program, arp));
 }
 
 TEST(RoceFilterTest, PassesRoceOnly) {

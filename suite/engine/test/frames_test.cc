@@ -10,7 +10,7 @@ namespace roceconf::engine {
 namespace {
 
 Addresses addresses() {
-  return {{{2, 0, 0, 0, 0, 2}, {192, 0, 2, 1}}, {{2, 0, 0, 0, 0, 1}, {192, 0, 2, 2}}, 4791};
+  return {{{2, 0, 0, 0, 0, 2}, {192, 0, 2, 1}}, {{2, 0, 0, 0, 0, 1}, {192, 0, 2, 2}}, 4791, {}};
 }
 
 Connection connection() {

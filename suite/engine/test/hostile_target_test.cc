@@ -33,7 +33,7 @@ class HostilePort final : public Port {
     if (!p.bth) return {};
     Connection c;
     c.remote_qpn = p.bth->dqpn ^ 0x5A5A;  // not the QPN that asked
-    Addresses a{kDevice, kTester, 4791};
+    Addresses a{kDevice, kTester, 4791, {}};
     std::vector<std::uint8_t> out;
     if (p.mad && p.mad->cm) {
       // A REP for every REQ, with a made-up QPN and comm ID; junk for anything else.
@@ -76,7 +76,7 @@ class HostilePort final : public Port {
       } else {
         Connection c;
         c.remote_qpn = static_cast<std::uint32_t>(random_()) & 0xFFFFFF;
-        Addresses a{kDevice, kTester, 4791};
+        Addresses a{kDevice, kTester, 4791, {}};
         auto f = build_request(a, c, opcode::kRcAck,
                                {{"bth.psn", std::to_string(random_() & 0xFFFFFF)}});
         bytes = std::move(f->bytes);

@@ -193,7 +193,11 @@ TEST(Catalogue, EveryBuiltinCaseParsesAndIsComplete) {
     EXPECT_FALSE(c.citation.empty());
     EXPECT_FALSE(c.rule.empty());
     EXPECT_FALSE(c.checked.empty());
-    EXPECT_EQ(c.release, kCatalogueRelease);
+    // A clause of another document (IEEE 802.1Q) comes with that document's release.
+    if (c.citation.starts_with("IEEE "))
+      EXPECT_TRUE(c.release.starts_with("IEEE Std ")) << c.release;
+    else
+      EXPECT_EQ(c.release, kCatalogueRelease);
     EXPECT_TRUE(c.requirement == "MUST" || c.requirement == "SHOULD" || c.requirement == "MAY");
     EXPECT_TRUE(ids.insert(c.id).second) << "duplicate id";
     EXPECT_EQ(c.id.substr(0, c.id.find('/')), c.area);
