@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html_writer.h"
+#include "reports/json_writer.h"
 #include "reports/text.h"
 
 namespace roceconf::report {
@@ -34,15 +35,6 @@ void count(Counts& c, std::string_view verdict) {
   if (verdict == "skip") ++c.skip;
   if (verdict == "error") ++c.error;
   if (verdict == "inconclusive") ++c.inconclusive;
-}
-
-Json counts_json(const Counts& c) {
-  return Json{{"pass", c.pass},
-              {"fail", c.fail},
-              {"skip", c.skip},
-              {"error", c.error},
-              {"inconclusive", c.inconclusive},
-              {"total", c.total()}};
 }
 
 // "mlx5_0 · fw 22.36.1010 · mlx5_core · quirks psn-gap-ack": what tells versions of one

@@ -10,15 +10,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keys in the documented order, for people reading it
 
-Json counts_json(const Counts& c) {
-  return Json{{"pass", c.pass},
-              {"fail", c.fail},
-              {"skip", c.skip},
-              {"error", c.error},
-              {"inconclusive", c.inconclusive},
-              {"total", c.total()}};
-}
-
 Json event_json(const Event& e, std::int64_t case_start_ns) {
   Json j;
   j["t_us"] = static_cast<double>(e.unix_ns - case_start_ns) / 1e3;
@@ -167,6 +158,15 @@ std::string to_json(const RunResult& run) {
   j["cases"] = std::move(cases);
   // Text from targets and cases is not guaranteed UTF-8; replace rather than throw.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Json counts_json(const Counts& c) {
+  return Json{{"pass", c.pass},
+              {"fail", c.fail},
+              {"skip", c.skip},
+              {"error", c.error},
+              {"inconclusive", c.inconclusive},
+              {"total", c.total()}};
 }
 
 }  // namespace roceconf::report

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "reports/result.h"
 
 namespace roceconf::report {
@@ -18,7 +20,8 @@ namespace roceconf::report {
 // "specification", "cases", "must_cases"}, "seed", "command_line", "profile": {"path",
 // "sha256"}, "started", "evidence": {"path", "sha256" (of the closed pcapng file)}}, "filter"
 // (globs joined by spaces), "filters", "rerun_of", "started" (ISO-8601 UTC), "duration_s",
-// "rtt_us", "silence_ms", "interrupted", "summary": {"pass", "fail", "skip", "error",
+// "rtt_us", "silence_ms", "interrupted", "notes" (what the run learnt of the target, each said
+// once), "summary": {"pass", "fail", "skip", "error",
 // "inconclusive", "total"}, "areas": {AREA: counts}, "cases": [{"id", "area", "title",
 // "description", "clause" (the human line), "citation" (clause numbers and statement IDs),
 // "rule", "release", "checked", "requirement", "needs", "source", "verdict", "reason",
@@ -28,5 +31,9 @@ namespace roceconf::report {
 // (when one applies): {"id", "until", "reason", "where"}}]}. Invalid UTF-8 in any text becomes
 // U+FFFD.
 std::string to_json(const RunResult& run);
+
+// {"pass", "fail", "skip", "error", "inconclusive", "total"}: the report's counts object (also
+// the fleet report's).
+nlohmann::ordered_json counts_json(const Counts& c);
 
 }  // namespace roceconf::report
