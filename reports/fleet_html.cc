@@ -35,7 +35,7 @@ th,td{border:1px solid var(--line);padding:2px 8px;text-align:left;vertical-alig
 th{background:var(--code)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.z{color:#afb8c1}
 table.matrix th.dev{text-align:center;min-width:7em}
-table.matrix th.dev small,td small{display:block;font-weight:400;color:var(--muted)}
+th.dev small,td small{display:block;font-weight:400;color:var(--muted)}
 table.matrix td.v{text-align:center}
 table.matrix tr.area th{text-align:left;background:#eaeef2}
 tr.disagree td.id{border-left:4px solid var(--fail)}
