@@ -164,7 +164,9 @@ TEST_F(NetnsPairTest, VlanTagsArriveAsSent) {
   ASSERT_TRUE(a && b);
   for (const std::uint16_t tpid : {std::uint16_t{0x8100}, std::uint16_t{0x88A8}}) {
     SCOPED_TRACE(tpid);
-    Packet p = decode(roce_frame(0x42, 4791, a->mac(), b->mac()));
+    // The packet views the frame's bytes: the frame must outlive it.
+    const auto frame = roce_frame(0x42, 4791, a->mac(), b->mac());
+    Packet p = decode(frame);
     Vlan tag;
     tag.tpid = tpid;
     tag.vid = 100;
