@@ -245,8 +245,8 @@ CaseDef load_script(const std::string& path, const std::string& text) {
   def.clause = clause_text(def.citation, def.release, def.rule);
   def.requirement = script->requirement;
   def.needs = script->needs;
+  // def.needs is checked by run_case before the steps run.
   def.run = [s = std::move(*script)](CaseContext& ctx) {
-    for (const auto& need : s.needs) ctx.require(need);
     for (const auto& st : s.steps) {
       ctx.set_step(fmt::format("{}:{} {}", s.path, st.line, st.text));
       run_step(ctx, st);

@@ -53,11 +53,8 @@ class CaseInfo:
     checked: str = ""
 
     def invoke(self, handle: Any) -> None:
-        """Runs the function on a fresh context (the engine calls this)."""
-        ctx = Context(handle)
-        for need in self.needs:
-            ctx.require(need)
-        self.func(ctx)
+        """Runs the function on a fresh context (the engine calls this, having checked needs)."""
+        self.func(Context(handle))
 
 
 def _slug(name: str) -> str:

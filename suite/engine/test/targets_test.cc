@@ -39,6 +39,7 @@
 #include "suite/engine/daemon_target.h"
 #include "suite/engine/profile.h"
 #include "suite/engine/raw_target.h"
+#include "suite/engine/test/shell.h"
 #include "suite/engine/veth_lab.h"
 #include "suite/reference_nic/control_server.h"
 #include "suite/reference_nic/test/peer_frames.h"
@@ -734,23 +735,8 @@ TEST(ControlClient, NullIdAndGarbageAreRefused) {
 // ---------------------------------------------------------------------------------------------
 // As root: the lab, the daemon, the raw target.
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buffer[512];
-  while (fgets(buffer, sizeof buffer, p)) out += buffer;
-  pclose(p);
-  return out;
-}
-
-std::set<std::string> netns_list() {
-  std::set<std::string> names;
-  std::istringstream in(run("ip netns list 2>/dev/null"));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) names.insert(line.substr(0, line.find(' ')));
-  return names;
-}
+using test::netns_list;
+using test::run;
 
 bool has_prefix(const std::set<std::string>& names, const std::string& prefix) {
   return names.contains(prefix + "-a") || names.contains(prefix + "-b");

@@ -24,6 +24,7 @@
 #include "suite/engine/evidence.h"
 #include "suite/engine/raw_target.h"
 #include "suite/engine/runner.h"
+#include "suite/engine/test/shell.h"
 #include "suite/engine/veth_lab.h"
 
 namespace roceconf::engine {
@@ -35,23 +36,8 @@ constexpr std::uint16_t kVlan = 100;
 constexpr std::uint8_t kPcp = 3;
 constexpr char kVlanCase[] = "header/vlan-priority-kept";
 
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return out;
-  char buffer[512];
-  while (fgets(buffer, sizeof buffer, p)) out += buffer;
-  pclose(p);
-  return out;
-}
-
-std::set<std::string> netns_list() {
-  std::set<std::string> names;
-  std::istringstream in(run("ip netns list 2>/dev/null"));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) names.insert(line.substr(0, line.find(' ')));
-  return names;
-}
+using test::netns_list;
+using test::run;
 
 class VlanVeth : public testing::Test {
  protected:
