@@ -24,5 +24,6 @@ const engine::Catalogue& builtin_catalogue();
 void add_cm_cpp_cases(engine::Catalogue& catalogue);
 void add_psn_cpp_cases(engine::Catalogue& catalogue);
 void add_qp_cpp_cases(engine::Catalogue& catalogue);
+void add_verbs_cpp_cases(engine::Catalogue& catalogue);
 
 }  // namespace roceconf::cases

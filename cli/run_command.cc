@@ -38,6 +38,7 @@
 #include "reports/json_writer.h"
 #include "reports/junit_writer.h"
 #include "reports/sha256.h"
+#include "reports/statements.h"
 #include "reports/terminal.h"
 #include "reports/verdict.h"
 #include "suite/engine/daemon_target.h"
@@ -150,6 +151,13 @@ int list_cases(const std::vector<const engine::CaseDef*>& cases, const std::stri
     fmt::print("{}\n", out.dump(2));
     return kExitOk;
   }
+  if (format == "coverage") {
+    std::vector<report::CaseCitation> citations;
+    for (const auto* c : cases)
+      citations.push_back({c->id, c->citation.empty() ? c->clause : c->citation, c->requirement});
+    fmt::print("{}", report::coverage_markdown(report::coverage(citations)));
+    return kExitOk;
+  }
   if (format == "md") {
     std::map<std::string, int> levels, releases;
     int unchecked = 0, partly = 0;
@@ -176,8 +184,8 @@ int list_cases(const std::vector<const engine::CaseDef*>& cases, const std::stri
     for (const auto& [level, n] : levels)
       level_text += fmt::format("{}{} {}", level_text.empty() ? "" : ", ", n, level);
     for (const auto& [release, n] : releases)
-      release_text += fmt::format("{}{} ({} cases)", release_text.empty() ? "" : "; ",
-                                  release.empty() ? "(none)" : release, n);
+      release_text += fmt::format("{}{} ({} case{})", release_text.empty() ? "" : "; ",
+                                  release.empty() ? "(none)" : release, n, n == 1 ? "" : "s");
     fmt::print(
         "{} cases: {}. Release: {}. Citations checked against public text: {} wholly, {} in "
         "part, {} not at all.\n\n",
@@ -660,8 +668,9 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
                 "overwrite existing reports (default: move them to previous/<time>/ beside them)");
   cmd->add_flag("--list", args->list, "list the cases (after --filter) and exit");
   cmd->add_option("--format", args->list_format,
-                  "--list as text (default), md (the traceability table) or json")
-      ->check(CLI::IsMember({"text", "md", "json"}));
+                  "--list as text (default), md (the traceability table), coverage (the "
+                  "compliance statements each case covers) or json")
+      ->check(CLI::IsMember({"text", "md", "coverage", "json"}));
   cmd->add_option(
       "--out", args->out_dir,
       "directory of the reports when no report path is given (default roceconf-report)");

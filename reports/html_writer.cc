@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <span>
 
+#include "reports/statements.h"
 #include "reports/text.h"
 #include "reports/verdict.h"
 
@@ -328,6 +329,42 @@ void write_traceability_appendix(std::string& out, const RunResult& run) {
   out += "</tbody></table></div>\n";
 }
 
+// Appendix: the public compliance statements (reports/statements.h) and which cases of this run
+// cover each, with their verdicts; the rest listed with why, never hidden.
+void write_coverage_appendix(std::string& out, const RunResult& run) {
+  const Coverage cov = coverage(run.cases);
+  out += fmt::format(
+      "<h2 id=\"statements\">Appendix: compliance statements</h2>\n<p>The public IBA and "
+      "Annex A17 compliance statements and CTS tests that apply to RoCEv2: {} of {} are cited by "
+      "a case of this run; {} more do not apply to RoCEv2. A statement counts as covered when a "
+      "case's citation names it.</p>\n<div class=\"scroll\"><table class=\"trace\"><thead><tr>"
+      "<th>Statement</th><th>Meaning</th><th>Cases (verdict)</th><th>Status</th></tr></thead>\n"
+      "<tbody>\n",
+      cov.covered, cov.applicable, cov.not_applicable);
+  for (const CoverageRow& row : cov.rows) {
+    const Statement& s = *row.statement;
+    std::string cases;
+    for (const CaseResult* c : row.cases)
+      cases += fmt::format("{}<a href=\"#{}\"><code>{}</code></a> {}", cases.empty() ? "" : "<br>",
+                           esc(case_anchor(c->id)), esc(c->id), badge(c->verdict));
+    std::string status;
+    if (s.kind == Statement::Kind::kNotApplicable)
+      status = "not applicable to RoCEv2: " + std::string(s.note);
+    else if (s.kind == Statement::Kind::kExtra)
+      status = "cited, not a public item: " + std::string(s.note);
+    else if (row.cases.empty())
+      status = "not covered: " + std::string(s.note.empty() ? "no case yet" : s.note);
+    else
+      status = "covered";
+    out += fmt::format(
+        "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td{}>{}</td></tr>\n", esc(s.id),
+        esc(s.meaning), cases.empty() ? "—" : cases,
+        s.kind == Statement::Kind::kApplies && row.cases.empty() ? " class=\"unchecked\"" : "",
+        esc(status));
+  }
+  out += "</tbody></table></div>\n";
+}
+
 std::string count_cell(int n) {
   return fmt::format("<td class=\"n{}\">{}</td>", n == 0 ? " z" : "", n);
 }
@@ -532,6 +569,7 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
       }
   }
   write_traceability_appendix(out, run);
+  write_coverage_appendix(out, run);
   out += fmt::format("<script>{}</script>\n</body>\n</html>\n", kScript);
   return out;
 }

@@ -4,7 +4,8 @@
 // catalogue version and digest, command line, seed, profile, evidence SHA-256), a summary by
 // area, the blocking cases, findings, waived cases and every waiver, how the verdict is decided,
 // every case with its citation and rule, verdict, grade, reason, field diffs and packet ladder,
-// and an appendix tracing every case to its citation.
+// and an appendix tracing every case to its citation, and one with the public compliance statements
+// the run covers (reports/statements.h).
 #pragma once
 
 #include <cstddef>

@@ -114,6 +114,25 @@ TEST(HtmlWriter, CitationRuleAndTraceabilityAppendix) {
   EXPECT_NE(appendix.find("<code>IBA Vol 1 9.7.5.1.2 (C9-112)</code>"), std::string::npos);
 }
 
+TEST(HtmlWriter, ComplianceStatementsAppendix) {
+  RunResult run = test::sample_run();
+  run.cases[0].citation = "9.7.5 C9-105; CA17-33";
+  const std::string html = to_html(run);
+  const std::string appendix = slice(html, "<h2 id=\"statements\">", "</table>");
+  ASSERT_FALSE(appendix.empty());
+  EXPECT_NE(appendix.find("2 of 114 are cited by a case of this run; 40 more do not apply"),
+            std::string::npos)
+      << appendix.substr(0, 600);
+  // A covered statement links its case with the verdict; an uncovered one says why.
+  const std::string row = slice(appendix, "<tr><td><code>CA17-33</code>", "</tr>");
+  EXPECT_NE(row.find("href=\"#" + case_anchor(run.cases[0].id) + "\""), std::string::npos) << row;
+  EXPECT_NE(row.find("covered"), std::string::npos);
+  const std::string gap = slice(appendix, "<tr><td><code>C9-140</code>", "</tr>");
+  EXPECT_NE(gap.find("class=\"unchecked\">not covered: needs the device graded as requester"),
+            std::string::npos)
+      << gap;
+}
+
 TEST(HtmlWriter, PassingCasesCollapsed) {
   const std::string html = to_html(test::sample_run());
   const std::string pass =

@@ -376,6 +376,7 @@ void CmAgent::start_disconnect(CmConnection& c, std::uint64_t now) {
   CmDreq dreq;
   dreq.local_comm_id = c.local_comm_id;
   dreq.remote_comm_id = c.remote_comm_id;
+  if (nic_.quirks().has(Quirk::kDreqIdsSwapped)) std::swap(dreq.local_comm_id, dreq.remote_comm_id);
   dreq.remote_qpn = c.remote_qpn;
   send_stored(c, new_tid(), dreq);
   set_deadline(c, now + c.timeout_ns);

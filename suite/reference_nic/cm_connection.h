@@ -44,6 +44,7 @@ inline constexpr std::uint16_t kInvalidServiceId = 8;
 inline constexpr std::uint16_t kInvalidTransport = 9;
 inline constexpr std::uint16_t kStaleConnection = 10;
 inline constexpr std::uint16_t kInvalidGid = 12;
+inline constexpr std::uint16_t kInvalidPrimaryLid = 13;  // only the req-lid-checked defect
 inline constexpr std::uint16_t kInvalidPathMtu = 26;
 inline constexpr std::uint16_t kConsumer = 28;
 inline constexpr std::uint16_t kInvalidClassVersion = 31;

@@ -77,6 +77,12 @@ void CmAgent::on_req(const Packet& p, const CmReq& req, std::uint16_t pkey_index
     reject_req(p, pkey, req, rej_reason::kInvalidPathMtu);
     return;
   }
+  // The req-lid-checked defect validates the LIDs as an IB CM would (Annex A17 reserves them).
+  if (nic_.quirks().has(Quirk::kReqLidChecked) &&
+      (req.primary.local_lid != 0 || req.primary.remote_lid != 0)) {
+    reject_req(p, pkey, req, rej_reason::kInvalidPrimaryLid);
+    return;
+  }
   // The primary path must end at one of our GIDs; the ARI names the one the REQ reached
   // (spec-facts §9.6, Linux: REJ 12 with ARI = a local GID).
   if (!nic_.device().port().gid_table.find(req.primary.remote_gid)) {

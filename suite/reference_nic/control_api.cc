@@ -383,9 +383,13 @@ class Ops {
     const Port& port = dev_.port();
     json gids = json::array();
     for (std::uint32_t i = 0; i < port.gid_table.size(); ++i) {
-      if (const GidEntry* e = port.gid_table.at(i))
-        gids.push_back(
-            {{"index", i}, {"gid", format_gid(e->gid)}, {"type", gid_type_name(e->gid_type)}});
+      if (const GidEntry* e = port.gid_table.at(i)) {
+        json entry = {{"index", i}, {"gid", format_gid(e->gid)}};
+        // The gid-type-unreported defect: a table without types, as before GID types existed.
+        if (!dev_.quirks().has(Quirk::kGidTypeUnreported))
+          entry["type"] = gid_type_name(e->gid_type);
+        gids.push_back(std::move(entry));
+      }
     }
     json pkeys = json::array();
     for (std::uint32_t i = 0; i < port.pkey_table.size(); ++i)

@@ -12,6 +12,7 @@ Device::Device(DeviceConfig config)
       mrs_(MrTable::Limits{config.attr.max_mr, config.attr.max_mr_size}),
       first_qpn_(std::clamp<std::uint32_t>(config.first_qpn, 2, 0xFFFFFF)),
       next_qpn_(first_qpn_) {
+  mrs_.set_check_pd(!quirks_.has(Quirk::kPdUnchecked));
   bool has_gid = false;
   for (std::uint32_t i = 0; i < port_.gid_table.size(); ++i) {
     has_gid |= port_.gid_table.at(i) != nullptr;
@@ -90,6 +91,12 @@ VerbsResult<Cq*> Device::create_cq(std::uint32_t depth) {
 VerbsResult<void> Device::destroy_cq(std::uint32_t handle) {
   const auto it = cqs_.find(handle);
   if (it == cqs_.end()) return verbs_error(VerbsStatus::kNoEnt, "destroy_cq: no CQ {}", handle);
+  // The cq-destroy-in-use defect takes the handle away but keeps the CQ for the QPs using it.
+  if (it->second->use_count() && quirks_.has(Quirk::kCqDestroyInUse)) {
+    orphaned_cqs_.push_back(std::move(it->second));
+    cqs_.erase(it);
+    return {};
+  }
   if (const std::uint32_t n = it->second->use_count()) {
     return verbs_error(VerbsStatus::kBusy, "destroy_cq: CQ {} is used by {} QP{}", handle, n,
                        n == 1 ? "" : "s");
@@ -140,7 +147,8 @@ VerbsResult<Qp*> Device::create_qp(const QpInit& init) {
 
   auto qp = std::make_unique<Qp>(
       *qpn, init, *scq, *rcq,
-      Qp::Env{&port_, &attr_.qp, &events_, quirks_.has(Quirk::kIllegalTransitionAccepted)});
+      Qp::Env{&port_, &attr_.qp, &events_, quirks_.has(Quirk::kIllegalTransitionAccepted),
+              quirks_.has(Quirk::kPostBeforeReady)});
   Qp* raw = qp.get();
   qps_[*qpn] = std::move(qp);
   ++pd->second.qp_count;

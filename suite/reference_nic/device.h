@@ -119,6 +119,7 @@ class Device {
 
   DeviceAttr attr_;
   Quirks quirks_;
+  std::vector<std::unique_ptr<Cq>> orphaned_cqs_;  // destroyed in use (cq-destroy-in-use)
   Port port_;
   Counters counters_;
   AsyncEventQueue events_;

@@ -169,7 +169,7 @@ AccessResult MrTable::check(std::string_view key_name, std::uint32_t pd, std::ui
     return std::unexpected(
         fault(AccessFault::kNotFound, fmt::format("{} {:#010x} is not registered", key_name, key)));
   }
-  if (mr->pd() != pd) {
+  if (mr->pd() != pd && check_pd_) {
     return std::unexpected(fault(
         AccessFault::kWrongPd,
         fmt::format("{} {:#010x} belongs to PD {}, the QP to PD {}", key_name, key, mr->pd(), pd)));

@@ -121,6 +121,8 @@ class MrTable {
 
   MrTable() : MrTable(Limits{}) {}
   explicit MrTable(Limits limits) : limits_(limits) {}
+  // The pd-unchecked defect: keys of another PD's regions work.
+  void set_check_pd(bool on) { check_pd_ = on; }
 
   // EINVAL for unknown access bits, REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE (as
   // ib_check_mr_access), a zero or oversized length; ENOMEM when max_mr are live. The PD is not
@@ -147,6 +149,7 @@ class MrTable {
                                            std::span<const std::uint8_t> data);
 
  private:
+  bool check_pd_ = true;
   AccessResult check(std::string_view key_name, std::uint32_t pd, std::uint32_t key,
                      std::uint64_t va, std::uint64_t len, AccessFlags needed);
 

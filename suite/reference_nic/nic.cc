@@ -100,7 +100,7 @@ void Nic::dispatch(const Packet& p, Bytes) {
       c.count_bad_pkey();
       return;
     }
-    if (p.deth->qkey != kGsiQkey) {
+    if (p.deth->qkey != kGsiQkey && !config_.quirks.has(Quirk::kGsiQkeyUnchecked)) {
       c.qkey_violation++;
       return;
     }

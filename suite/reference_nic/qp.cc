@@ -495,7 +495,8 @@ VerbsResult<void> Qp::check_send_wr(const SendWr& wr) const {
 
 PostResult Qp::post_send(std::span<const SendWr> wrs) {
   const QpState s = attr_.qp_state;
-  if (s == QpState::kReset || s == QpState::kInit || s == QpState::kRtr) {
+  if ((s == QpState::kReset || s == QpState::kInit || s == QpState::kRtr) &&
+      !env_.accept_post_before_ready) {
     return std::unexpected(PostError{
         0, VerbsError{VerbsStatus::kInval,
                       fmt::format("post_send: QP {:#x} is in {}; send WRs need RTS (or SQD, SQE, "
@@ -527,7 +528,7 @@ PostResult Qp::post_send(std::span<const SendWr> wrs) {
 
 PostResult Qp::post_recv(std::span<const RecvWr> wrs) {
   const QpState s = attr_.qp_state;
-  if (s == QpState::kReset) {
+  if (s == QpState::kReset && !env_.accept_post_before_ready) {
     return std::unexpected(PostError{
         0, VerbsError{VerbsStatus::kInval,
                       fmt::format("post_recv: QP {:#x} is in RESET; receive WRs need INIT or later",

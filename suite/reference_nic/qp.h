@@ -268,6 +268,8 @@ class Qp {
     AsyncEventQueue* events = nullptr;
     // The illegal-transition-accepted defect: RESET→RTS is taken like a legal transition.
     bool accept_reset_to_rts = false;
+    // The post-before-ready defect: WRs posted before the QP can take them are queued.
+    bool accept_post_before_ready = false;
   };
 
   // The Device checks `init` (validate_init) and owns the CQs for the QP's lifetime.

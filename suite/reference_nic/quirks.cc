@@ -34,6 +34,17 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
     {kIcrcPadExcluded, "icrc-pad-excluded", "icrc", "the ICRC is computed without the pad bytes"},
     {kSmallBadIcrcAccepted, "small-bad-icrc-accepted", "icrc",
      "a bad ICRC is not caught on frames shorter than 65 bytes"},
+    {kGsiQkeyUnchecked, "gsi-qkey-unchecked", "cm", "QP1 takes datagrams with any Q_Key"},
+    {kReqLidChecked, "req-lid-checked", "cm",
+     "a REQ with nonzero port LIDs is rejected with reason 13 (LIDs are reserved on RoCEv2)"},
+    {kDreqIdsSwapped, "dreq-ids-swapped", "cm",
+     "the DREQ the target sends carries the two communication IDs swapped"},
+    {kPdUnchecked, "pd-unchecked", "nak", "an R_Key of a region of another PD is accepted"},
+    {kGidTypeUnreported, "gid-type-unreported", "qp",
+     "the GID table lists its entries without their GID type"},
+    {kPostBeforeReady, "post-before-ready", "qp",
+     "post_send in RESET, INIT or RTR and post_recv in RESET are queued, not refused"},
+    {kCqDestroyInUse, "cq-destroy-in-use", "cq", "a CQ that a QP uses can be destroyed"},
 }};
 }  // namespace
 

@@ -34,6 +34,13 @@ enum class Quirk : std::uint8_t {
   kCqOverflowLate,             // CQ overflow reported one completion late, as a QP error
   kIcrcPadExcluded,            // ICRC computed without the pad bytes
   kSmallBadIcrcAccepted,       // bad ICRC not caught on frames shorter than 65 bytes
+  kGsiQkeyUnchecked,           // QP1 takes datagrams with any Q_Key
+  kReqLidChecked,              // a REQ with nonzero port LIDs rejected with reason 13
+  kDreqIdsSwapped,             // the target's DREQ carries the two comm IDs swapped
+  kPdUnchecked,                // an R_Key of another PD's region works
+  kGidTypeUnreported,          // the GID table lists entries without their GID type
+  kPostBeforeReady,            // post_send in RESET/INIT/RTR and post_recv in RESET are queued
+  kCqDestroyInUse,             // destroy_cq of a CQ in use succeeds
   kCount,
 };
 
