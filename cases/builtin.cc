@@ -17,6 +17,7 @@ const engine::Catalogue& builtin_catalogue() {
     add_psn_cpp_cases(c);
     add_qp_cpp_cases(c);
     add_verbs_cpp_cases(c);
+    add_ud_cpp_cases(c);
     c.sort();
     return c;
   }();

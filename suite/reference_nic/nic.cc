@@ -128,7 +128,8 @@ void Nic::dispatch(const Packet& p, Bytes) {
     c.count_bad_pkey();
     return;
   }
-  if (type == QpType::kUd && (!p.deth || p.deth->qkey != qp->attr().qkey)) {
+  if (type == QpType::kUd && (!p.deth || (p.deth->qkey != qp->attr().qkey &&
+                                          !config_.quirks.has(Quirk::kUdQkeyUnchecked)))) {
     c.qkey_violation++;
     return;
   }

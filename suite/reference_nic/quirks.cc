@@ -45,6 +45,11 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
     {kPostBeforeReady, "post-before-ready", "qp",
      "post_send in RESET, INIT or RTR and post_recv in RESET are queued, not refused"},
     {kCqDestroyInUse, "cq-destroy-in-use", "cq", "a CQ that a QP uses can be destroyed"},
+    {kUdOversizeError, "ud-oversize-error", "ud",
+     "a UD send above the port MTU completes with a length error instead of silently"},
+    {kUdQkeyUnchecked, "ud-qkey-unchecked", "ud", "a UD QP takes datagrams with any Q_Key"},
+    {kControlledQkeyIgnored, "controlled-qkey-ignored", "ud",
+     "a WR Q_Key with the high bit set is sent as given, not replaced by the QP's"},
 }};
 }  // namespace
 

@@ -41,6 +41,9 @@ enum class Quirk : std::uint8_t {
   kGidTypeUnreported,          // the GID table lists entries without their GID type
   kPostBeforeReady,            // post_send in RESET/INIT/RTR and post_recv in RESET are queued
   kCqDestroyInUse,             // destroy_cq of a CQ in use succeeds
+  kUdOversizeError,            // a UD send above the MTU completes with LOC_LEN_ERR
+  kUdQkeyUnchecked,            // a UD QP takes datagrams with any Q_Key
+  kControlledQkeyIgnored,      // a WR Q_Key with the high bit set is sent as given
   kCount,
 };
 

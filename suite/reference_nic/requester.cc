@@ -406,9 +406,12 @@ void Requester::pump_unreliable(Qp& qp, Flow& f) {
 }
 
 WcStatus Requester::send_ud(Qp& qp, Flow& f, const SendWr& wr) {
-  // One packet per message: a UD payload above the port's MTU is a local length error.
+  // One packet per message. A UD payload above the port's MTU is not sent and is no error
+  // (C10-93.1.1); the ud-oversize-error defect makes it a local length error.
   if (wr.length() > path_mtu_bytes(nic_.device().port().attr.active_mtu)) {
-    return WcStatus::kLocLenErr;
+    if (nic_.quirks().has(Quirk::kUdOversizeError)) return WcStatus::kLocLenErr;
+    f.next_psn = psn::add(f.next_psn, 1);
+    return WcStatus::kSuccess;
   }
   std::vector<std::uint8_t> data;
   if (wr.send_flags & send_flag::kInline) {
@@ -426,8 +429,9 @@ WcStatus Requester::send_ud(Qp& qp, Flow& f, const SendWr& wr) {
   p.bth->solicited = (wr.send_flags & send_flag::kSolicited) != 0;
   p.bth->psn = f.next_psn;
   f.next_psn = psn::add(f.next_psn, 1);
-  const std::uint32_t qkey =
-      (wr.ud.remote_qkey & kControlledQkey) ? qp.attr().qkey : wr.ud.remote_qkey;
+  const bool controlled =
+      (wr.ud.remote_qkey & kControlledQkey) && !nic_.quirks().has(Quirk::kControlledQkeyIgnored);
+  const std::uint32_t qkey = controlled ? qp.attr().qkey : wr.ud.remote_qkey;
   p.deth = Deth{qkey, 0, qpn};
   if (imm) p.immdt = ImmDt{wr.imm_data};
   p.payload = data;
