@@ -123,8 +123,7 @@ constexpr Statement kStatements[] = {
      "needs address handle objects in the control API (a UD WR carries its address vector): no "
      "case yet"},
     {"C10-15", "10",
-     "A UD send whose Q_Key has the high bit set uses the QP's own Q_Key (controlled Q_Key)",
-     K::kApplies, kUd},
+     "A UD send whose Q_Key has the high bit set uses the QP's own Q_Key (controlled Q_Key)"},
     {"C10-20", "10", "A new QP is in the Reset state"},
     {"C10-56", "10", "Remote access through a memory region of another PD than the QP's fails"},
     {"C10-57", "10", "Remote access needs the memory region's access right for it"},
@@ -144,8 +143,7 @@ constexpr Statement kStatements[] = {
     {"C10-87", "10",
      "The responder consumes no receive WQE for an RDMA WRITE without immediate, nor for a "
      "failed one"},
-    {"C10-93.1.1", "10", "A UD message larger than the port MTU is not sent and is no error",
-     K::kApplies, kUd},
+    {"C10-93.1.1", "10", "A UD message larger than the port MTU is not sent and is no error"},
     {"C10-96", "10",
      "Post Send in Reset, Init or RTR is refused; in SQE or Error the work completes flushed"},
     {"C10-97.2.1", "10", "Post Receive in Reset is refused"},
