@@ -315,6 +315,43 @@ void cq_overflow_at_depth(CaseContext& ctx) {
              {{"async_event", "none", "CQ_ERR other"}});
 }
 
+// Requester class F (C9-218): the send completion that overruns the CQ puts the QP in Error and
+// raises the affiliated asynchronous error; the CQ reports its own error.
+void send_overflow_qp_error(CaseContext& ctx) {
+  Control t(ctx);
+  step(ctx, "drain the target's async events");
+  (void)t.setup(ctl::AsyncEvents{});
+  const auto small = t.setup(ctl::CreateCq{4});
+  const std::uint32_t cq = small.cq, depth = small.depth;  // the depth granted
+  const std::uint32_t pd = t.setup(ctl::AllocPd{}).pd;
+  const auto buf = reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"});
+  Connection& c = ctx.new_connection("c");
+  create_rc_qp(ctx, c, pd, cq, 4);
+  bring_up(ctx, c, 0);
+
+  step(ctx, fmt::format("{} signaled SENDs on a CQ of depth {}, ACKed together", depth + 1, depth));
+  std::vector<ctl::SendWr> wrs;
+  for (std::uint32_t i = 0; i <= depth; ++i) wrs.push_back(send_wr(i + 1, buf, 0, 16));
+  t.must(ctl::PostSend{c.remote_qpn, std::move(wrs)}, "post_send");
+  for (std::uint32_t i = 0; i <= depth; ++i)
+    ctx.expect(&c, {"SEND_ONLY", {{"psn", std::to_string(i)}}}, ctx.timing().expect_window(), true);
+  ack(ctx, c, depth, depth + 1);
+
+  step(ctx, "completion depth+1 overruns the CQ: CQ_ERR, the QP in Error, a QP error event");
+  auto seen = events_within(ctx, ctx.timing().expect_window(), "CQ_ERR", cq);
+  if (!has_event(seen, "CQ_ERR", cq))
+    ctx.fail(fmt::format("no CQ_ERR for CQ {} after send completion {} (events: {})", cq, depth + 1,
+                         event_list(seen)),
+             {{"async_event", fmt::format("CQ_ERR element={}", cq), event_list(seen)}});
+  const auto more = events_within(ctx, ctx.timing().silence_window());
+  seen.insert(seen.end(), more.begin(), more.end());
+  expect_state(ctx, c, "ERR");
+  if (!has_event(seen, "QP_FATAL", c.remote_qpn) && !has_event(seen, "QP_REQ_ERR", c.remote_qpn))
+    ctx.fail("the CQ overrun raised no affiliated asynchronous error on the QP",
+             {{"async_event", fmt::format("QP_FATAL (or QP_REQ_ERR) element={}", c.remote_qpn),
+               event_list(seen)}});
+}
+
 // C9-222.1.1: an R_Key violation on an RDMA WRITE without immediate relates to the QP but to
 // no receive WQE, so besides the NAK the responder's client learns of it through an affiliated
 // asynchronous error on the QP. Which event the spec leaves open (10.10.2.3): any QP error event
@@ -458,6 +495,18 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "A CQ overrun is a CQ error, reported as an affiliated asynchronous error on that CQ",
        "C11-37: linux-rdma 2019-06; unchecked: 11.6.3"},
       "MUST", {"control"}, cq_overflow_at_depth);
+  add(catalogue, "cq/send-overflow-qp-error",
+      "A send completion that overruns its CQ puts the requester QP in Error with an affiliated "
+      "asynchronous error",
+      "An RC QP sends depth+1 signaled SENDs on a CQ of depth 4 (the depth granted); one ACK "
+      "completes them all. The last completion overruns the CQ: the CQ must report CQ_ERR, and "
+      "as a requester class F error the QP must be in Error and an affiliated asynchronous error "
+      "(QP_FATAL, or QP_REQ_ERR) must name it.",
+      {"9.9.2 C9-218; 11.4.2 C11-37; 11.6.3",
+       "A completion queue overrun on the requester is a class F error: the QP goes to the Error "
+       "state, an affiliated asynchronous error is raised, and the CQ reports its error",
+       "C9-218, C11-37: linux-rdma 2019-06; unchecked: 9.9.2, 11.6.3"},
+      "MUST", {"control"}, send_overflow_qp_error);
 }
 
 }  // namespace roceconf::cases

@@ -148,7 +148,7 @@ VerbsResult<Qp*> Device::create_qp(const QpInit& init) {
   auto qp = std::make_unique<Qp>(
       *qpn, init, *scq, *rcq,
       Qp::Env{&port_, &attr_.qp, &events_, quirks_.has(Quirk::kIllegalTransitionAccepted),
-              quirks_.has(Quirk::kPostBeforeReady)});
+              quirks_.has(Quirk::kPostBeforeReady), quirks_.has(Quirk::kCqOverrunKeepsQp)});
   Qp* raw = qp.get();
   qps_[*qpn] = std::move(qp);
   ++pd->second.qp_count;

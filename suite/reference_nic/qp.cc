@@ -582,7 +582,11 @@ std::optional<SendWqe> Qp::complete_send(WcStatus status, std::uint32_t byte_len
     c.vendor_err = vendor_err;
     c.byte_len = byte_len;
     c.qp_num = qp_num_;
-    send_cq_.push(c);
+    // A CQ overrun is a requester class F error (C9-218): the QP goes to Error.
+    if (send_cq_.push(c) == Cq::PushResult::kOverflow && !env_.overflow_keeps_qp) {
+      enter_error(AsyncEventType::kQpFatal);
+      return w;
+    }
   }
   maybe_drained();
   return w;

@@ -270,6 +270,8 @@ class Qp {
     bool accept_reset_to_rts = false;
     // The post-before-ready defect: WRs posted before the QP can take them are queued.
     bool accept_post_before_ready = false;
+    // The cq-overrun-keeps-qp defect: a send CQ overrun leaves the QP as it was.
+    bool overflow_keeps_qp = false;
   };
 
   // The Device checks `init` (validate_init) and owns the CQs for the QP's lifetime.

@@ -50,6 +50,8 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
     {kUdQkeyUnchecked, "ud-qkey-unchecked", "ud", "a UD QP takes datagrams with any Q_Key"},
     {kControlledQkeyIgnored, "controlled-qkey-ignored", "ud",
      "a WR Q_Key with the high bit set is sent as given, not replaced by the QP's"},
+    {kCqOverrunKeepsQp, "cq-overrun-keeps-qp", "cq",
+     "a send CQ overrun raises CQ_ERR but leaves the requester QP in RTS"},
 }};
 }  // namespace
 

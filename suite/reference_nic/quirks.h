@@ -44,6 +44,7 @@ enum class Quirk : std::uint8_t {
   kUdOversizeError,            // a UD send above the MTU completes with LOC_LEN_ERR
   kUdQkeyUnchecked,            // a UD QP takes datagrams with any Q_Key
   kControlledQkeyIgnored,      // a WR Q_Key with the high bit set is sent as given
+  kCqOverrunKeepsQp,           // a send CQ overrun leaves the requester QP in RTS
   kCount,
 };
 
