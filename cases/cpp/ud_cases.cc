@@ -132,6 +132,11 @@ void qkey_mismatch_dropped(CaseContext& ctx) {
   if (got != pattern_hex(2, 32))
     ctx.fail("the datagram's payload is not in the receive buffer after the GRH",
              {{"memory", pattern_hex(2, 32), got}});
+  // RoCEv2 over IPv4 puts the IPv4 header in the second half of the 40 bytes (A17.4.5.2).
+  const std::string ip = read_mr(ctx, u.buf, kGrhSpace - 20, 20);
+  if (ip.substr(0, 2) != "45" || ip.substr(18, 2) != "11")
+    ctx.fail("the IPv4 header of the datagram is not at offset 20 of the receive buffer",
+             {{"memory[20..40]", "45.. (IPv4, IHL 5) with protocol 0x11", ip}});
   expect_cq_empty(ctx, u.cq);
 }
 
@@ -196,12 +201,13 @@ void add_ud_cpp_cases(engine::Catalogue& catalogue) {
       "A datagram whose Q_Key is not the UD QP's is dropped; the right Q_Key is received",
       "A UD SEND to the target's UD QP with a Q_Key one off its own must consume no receive; the "
       "same datagram with the QP's Q_Key completes the first receive with the payload placed "
-      "after the 40 bytes the GRH takes.",
-      {"10.2.4; 9.6; 11.4.2",
+      "after the 40 bytes the GRH takes, the IPv4 header in the second half of them.",
+      {"10.2.4; 9.6; 11.4.2; A17.4.5.2",
        "A UD QP accepts only datagrams carrying its Q_Key (a Q_Key violation is dropped "
-       "silently); a received datagram is placed after the GRH space",
-       "Q_Key check: Linux rxe check_keys; GRH space: Linux rxe, ibv_post_recv(3); unchecked: "
-       "10.2.4, 9.6, 11.4.2"},
+       "silently); a received datagram is placed after the 40-byte GRH space, whose second half "
+       "holds the IPv4 header",
+       "Q_Key check: Linux rxe check_keys; GRH space: Linux rxe, ibv_post_recv(3); A17.4.5.2: "
+       "Annex A17 text; unchecked: 10.2.4, 9.6, 11.4.2"},
       "MUST", qkey_mismatch_dropped);
   add(catalogue, "ud/oversize-send-silent",
       "A UD send larger than the port MTU emits no packet and completes without error",
