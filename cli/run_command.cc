@@ -80,10 +80,15 @@ std::expected<std::unique_ptr<engine::Target>, std::string> open_target(const Ru
     engine::ReferenceOptions o;
     o.quirks = args.quirks;
     o.stock_responder = args.stock_responder;
+    o.virtual_time = args.clock != "real";
     auto t = engine::ReferenceTarget::create(o);
     if (!t) return std::unexpected(t.error());
     return std::unique_ptr<engine::Target>(std::move(*t));
   }
+  if (args.clock != "virtual")
+    return std::unexpected(
+        "--clock applies to the reference target only (daemon and raw targets run on the wall "
+        "clock)");
   if (args.target == "daemon") {
     engine::DaemonTargetOptions o;
     o.quirks = args.quirks;
@@ -656,6 +661,11 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
   cmd->add_flag("--stock-responder", args->stock_responder,
                 "reference and daemon targets: the responder acts as a stock `rping -s` (no RCNF "
                 "block, one 16-byte receive), showing what a device without the convention gets");
+  cmd->add_option("--clock", args->clock,
+                  "reference target: virtual (default: time moves only when both sides wait, a "
+                  "run takes well under a second) or real (the wall clock, so windows and "
+                  "timeouts take their real time, as on a wire)")
+      ->check(CLI::IsMember({"virtual", "real"}));
   cmd->add_option("--filter", args->filters,
                   "run only cases whose id or area matches a glob (repeatable: the union)")
       ->take_all();

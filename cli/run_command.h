@@ -23,6 +23,7 @@ struct RunArgs {
   std::string target = "reference";  // reference | daemon | raw
   std::vector<std::string> quirks;
   bool stock_responder = false;      // reference/daemon: a responder without the RCNF convention
+  std::string clock = "virtual";     // reference: virtual (default) or real (the wall clock)
   std::vector<std::string> filters;  // --filter, repeatable: the union of the globs
   std::string rerun_failed;          // a report.json: run its fail/error/inconclusive cases
   std::string waivers;               // --waivers FILE
