@@ -34,6 +34,22 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
     {kIcrcPadExcluded, "icrc-pad-excluded", "icrc", "the ICRC is computed without the pad bytes"},
     {kSmallBadIcrcAccepted, "small-bad-icrc-accepted", "icrc",
      "a bad ICRC is not caught on frames shorter than 65 bytes"},
+    {kQp0Accepted, "qp0-accepted", "header",
+     "a request to DestQP 0 is not dropped: it reaches the sender's newest QP"},
+    {kIpVersionUnchecked, "ip-version-unchecked", "header",
+     "the IPv4 version field is not checked (the EtherType alone says IPv4)"},
+    {kIpOptionsAccepted, "ip-options-accepted", "header", "IPv4 headers with options are accepted"},
+    {kIpFragmentsAccepted, "ip-fragments-accepted", "header",
+     "an IPv4 first fragment (More Fragments set) is taken as a whole datagram"},
+    {kIpLengthUnchecked, "ip-length-unchecked", "header",
+     "IP total length and UDP length are ignored: the frame's size is used"},
+    {kZeroLengthRkeyChecked, "zero-length-rkey-checked", "nak",
+     "a zero-length RDMA READ or WRITE has its R_Key checked"},
+    {kDmaLengthUnchecked, "dmalen-unchecked", "nak", "a RETH DMA length above 2^31 is not refused"},
+    {kSendOverflowTruncated, "send-overflow-truncated", "nak",
+     "a SEND longer than its receive buffers is truncated and completes successfully"},
+    {kWriteConsumesReceive, "write-consumes-receive", "data",
+     "an RDMA WRITE without immediate consumes and completes a receive WQE"},
 }};
 }  // namespace
 

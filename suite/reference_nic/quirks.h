@@ -34,6 +34,15 @@ enum class Quirk : std::uint8_t {
   kCqOverflowLate,             // CQ overflow reported one completion late, as a QP error
   kIcrcPadExcluded,            // ICRC computed without the pad bytes
   kSmallBadIcrcAccepted,       // bad ICRC not caught on frames shorter than 65 bytes
+  kQp0Accepted,                // a request to DestQP 0 reaches the sender's newest QP
+  kIpVersionUnchecked,         // the IPv4 version field is never read
+  kIpOptionsAccepted,          // IPv4 headers with options (IHL > 5) accepted
+  kIpFragmentsAccepted,        // IPv4 first fragments (More Fragments set) taken as whole
+  kIpLengthUnchecked,          // IP total length and UDP length ignored (frame size used)
+  kZeroLengthRkeyChecked,      // a zero-length RDMA READ/WRITE has its R_Key checked
+  kDmaLengthUnchecked,         // RETH DMA length above 2^31 not refused
+  kSendOverflowTruncated,      // a SEND longer than the receive is truncated, not refused
+  kWriteConsumesReceive,       // an RDMA WRITE without immediate consumes a receive WQE
   kCount,
 };
 
