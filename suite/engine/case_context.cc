@@ -99,11 +99,12 @@ void CaseContext::open(Connection& c, const Assignments& a) {
 std::vector<std::vector<std::uint8_t>> CaseContext::send(Connection& c, std::string_view op,
                                                          const Assignments& a) {
   // A SEND of more than the responder's receive buffers hold, or an RDMA operation with no
-  // region to address, cannot say anything about the target: SKIP before sending.
+  // region to address, cannot say anything about the target: SKIP before sending. A QP the case
+  // opened has the receive size the case chose, so a longer SEND there is meant (C9-205).
   const auto need_region = [&](std::uint8_t code) {
     const OpcodeInfo& info = opcode_info(code);
     if (info.kind == OpKind::kSend && info.position != Position::kMiddle && c.region &&
-        c.region->recv_size > 0) {
+        c.region->recv_size > 0 && !c.via_control) {
       std::uint64_t total = 0;
       if (const auto* l = a.find("len")) total = parse_uint(*l).value_or(0);
       if (const auto* d = a.find("dmalen")) total = std::max(total, parse_uint(*d).value_or(0));

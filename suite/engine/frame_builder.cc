@@ -8,6 +8,7 @@
 #include "dissector/address_text.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/field_table.h"
+#include "dissector/icrc.h"
 #include "dissector/mad/cm_fields.h"
 #include "dissector/opcode.h"
 
@@ -152,7 +153,21 @@ std::expected<const FieldDef*, std::string> set_field(Packet& p, std::string_vie
       fmt::format("{}: {} has no {} header", key, what.empty() ? "this packet" : what, layers));
 }
 
-namespace {}  // namespace
+namespace {
+
+// IPv4 options for a header of `ihl` words: Router Alert (RFC 2113, a real option routers
+// pass), then No-Operation padding ending in End of Option List, so every length agrees.
+std::vector<std::uint8_t> ipv4_options(std::uint8_t ihl) {
+  std::vector<std::uint8_t> out((ihl - 5u) * 4u, 0x01);
+  if (out.empty()) return out;
+  out[0] = 0x94;
+  out[1] = 0x04;
+  out[2] = out[3] = 0x00;
+  if (out.size() > 4) out.back() = 0x00;
+  return out;
+}
+
+}  // namespace
 
 std::expected<std::uint8_t, std::string> request_opcode(std::string_view name) {
   if (auto n = parse_uint(name); n) {
@@ -222,6 +237,11 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   const std::uint32_t psn_base = response ? c.remote_psn0 : c.local_psn0;
 
   static const FieldDef* const dmalen_field = find_field("reth.dmalen");
+  // IP total length and UDP length, when given, are written over the built frame: the other
+  // lengths stay computed, and checksum and ICRC are computed over the value given.
+  static const FieldDef* const ip_len_field = find_field("ipv4.len");
+  static const FieldDef* const udp_len_field = find_field("udp.len");
+  std::optional<std::uint16_t> ip_len, udp_len;
   EncodeOptions eo;
   std::size_t len = 0;
   std::optional<std::uint32_t> fill;
@@ -310,6 +330,13 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
       if (!*done) return std::unexpected(done->error());
       continue;
     }
+    if (const auto defs = find_fields(item.key);
+        defs.size() == 1 && (defs[0] == ip_len_field || defs[0] == udp_len_field)) {
+      auto n = field_number(*defs[0], item.key, item.value);
+      if (!n) return std::unexpected(n.error());
+      (defs[0] == ip_len_field ? ip_len : udp_len) = static_cast<std::uint16_t>(*n);
+      continue;
+    }
     auto set = set_field(p, item.key, item.value, eo);
     if (!set) return std::unexpected(set.error());
     if (*set == dmalen_field) dmalen = p.reth->dmalen;
@@ -319,6 +346,16 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
     }
   }
   Bth& bth = *p.bth;
+  // ip.ihl=N: N - 5 words of options, so lengths and checksum agree with the header length.
+  std::vector<std::uint8_t> options;
+  if (p.ipv4->ihl != 5) {
+    if (p.ipv4->ihl < 5)
+      return std::unexpected(fmt::format(
+          "ip.ihl: {} is below 5, the 20-byte header (5 to 15: the options are generated)",
+          p.ipv4->ihl));
+    options = ipv4_options(p.ipv4->ihl);
+    p.ipv4_options = options;
+  }
 
   std::vector<std::uint8_t> payload;
   if (data) {
@@ -337,8 +374,26 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
     p.icrc = Icrc{icrc_value, 0};
   }
   out.bytes = encode(p, eo);
+  const std::size_t ip_at = Ethernet::kSize + Vlan::kSize * p.vlans.size();
+  if ((ip_len || udp_len) && out.bytes.size() >= ip_at + Ipv4::kSize + options.size() + 8 + 4) {
+    const std::size_t udp_at = ip_at + Ipv4::kSize + options.size();
+    if (ip_len) be::store16(&out.bytes[ip_at + 2], *ip_len);
+    if (udp_len) be::store16(&out.bytes[udp_at + 4], *udp_len);
+    if (eo.fill_checksum) {
+      be::store16(&out.bytes[ip_at + 10], 0);
+      const std::uint16_t sum =
+          ipv4_checksum(Bytes(out.bytes).subspan(ip_at, Ipv4::kSize + options.size()));
+      be::store16(&out.bytes[ip_at + 10], sum);
+    }
+    if (eo.fill_icrc) {
+      const std::size_t icrc_at = out.bytes.size() - 4;
+      store_icrc(&out.bytes[icrc_at],
+                 compute_icrc(Bytes(out.bytes).subspan(ip_at, icrc_at - ip_at),
+                              IcrcFraming::kRoceV2Ipv4, udp_at + Udp::kSize - ip_at));
+    }
+  }
   // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC.
-  const std::size_t checksum_at = Ethernet::kSize + Vlan::kSize * p.vlans.size() + 11;
+  const std::size_t checksum_at = ip_at + 11;
   if (bad_ip_checksum && out.bytes.size() > checksum_at) out.bytes[checksum_at] ^= 0xFF;
   if (corrupt) {
     if (*corrupt >= out.bytes.size())

@@ -43,8 +43,9 @@ std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length);
 // (bth.solicited or se, tver, pkey, dqpn, imm, inv_rkey, swap, add, ttl, ip.len, ...), and
 // psn (relative: responses such as ACKNOWLEDGE and READ responses count from the target's
 // starting PSN), len, fill, data (hex), offset (into the region), tos, ip.csum=bad, corrupt (a
-// frame byte offset flipped after the ICRC) and icrc (bad, good or a value). An unknown key is
-// an error (a typo is never ignored).
+// frame byte offset flipped after the ICRC) and icrc (bad, good or a value). ip.ihl=N adds N - 5
+// words of IPv4 options; ip.len and udp.len are written over the built frame, checksum and ICRC
+// then computed over them. An unknown key is an error (a typo is never ignored).
 std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
                                                      std::uint8_t opcode, const Assignments& a);
 

@@ -1,5 +1,7 @@
 #include "suite/reference_nic/nic.h"
 
+#include "dissector/icrc.h"
+
 #include "suite/reference_nic/cm_agent.h"
 #include "suite/reference_nic/requester.h"
 #include "suite/reference_nic/responder.h"
@@ -27,6 +29,33 @@ bool service_matches(QpType type, Service service) {
   return false;
 }
 
+// What a NIC that never reads the IPv4 version (ip-version-unchecked) or the IP and UDP length
+// fields (ip-length-unchecked) parses: the frame with those fields as it assumes them. Empty
+// when the quirks do not change `frame`.
+std::vector<std::uint8_t> as_assumed(const Packet& p, Bytes frame, const Quirks& quirks) {
+  const bool version = quirks.has(Quirk::kIpVersionUnchecked) && p.has(FindingCode::kIpVersion);
+  const bool lengths = quirks.has(Quirk::kIpLengthUnchecked) &&
+                       (p.has(FindingCode::kIpLength) || p.has(FindingCode::kUdpLength));
+  if (!p.ipv4 || (!version && !lengths)) return {};
+  const std::size_t ip_at = Ethernet::kSize + Vlan::kSize * p.vlans.size();
+  const std::size_t hl = std::size_t{frame[ip_at] & 0x0Fu} * 4;
+  if (hl < Ipv4::kSize || frame.size() < ip_at + hl + Udp::kSize) return {};
+  std::vector<std::uint8_t> out(frame.begin(), frame.end());
+  const bool checksum_ok = ipv4_checksum(frame.subspan(ip_at, hl)) == 0;
+  if (version) out[ip_at] = static_cast<std::uint8_t>(0x40 | (out[ip_at] & 0x0F));
+  if (lengths) {
+    const std::size_t total = out.size() - ip_at;
+    be::store16(&out[ip_at + 2], static_cast<std::uint16_t>(total));
+    be::store16(&out[ip_at + hl + 4], static_cast<std::uint16_t>(total - hl));
+  }
+  // The checksum it verifies is the one of the header it believes in.
+  if (checksum_ok) {
+    be::store16(&out[ip_at + 10], 0);
+    be::store16(&out[ip_at + 10], ipv4_checksum(Bytes(out).subspan(ip_at, hl)));
+  }
+  return out;
+}
+
 }  // namespace
 
 Nic::Nic(NicConfig config, Wire::Sink sink)
@@ -48,6 +77,19 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
   now_ = now_ns;
   Counters& c = device_.counters();
   decode_into(rx_, frame, LinkType::kEthernet, {.udp_port = config_.udp_port});
+  const Bytes received = frame;
+  if (!config_.quirks.none()) {
+    assumed_ = as_assumed(rx_, frame, config_.quirks);
+    if (!assumed_.empty()) {
+      frame = assumed_;
+      decode_into(rx_, frame, LinkType::kEthernet, {.udp_port = config_.udp_port});
+      // The ICRC it checks is still computed over the bytes that arrived.
+      const std::size_t net = Ethernet::kSize + Vlan::kSize * rx_.vlans.size();
+      if (rx_.icrc && rx_.bth)
+        rx_.icrc->expected = compute_icrc(received.subspan(net, received.size() - 4 - net),
+                                          IcrcFraming::kRoceV2Ipv4, rx_.bth_offset - net);
+    }
+  }
   // Only RoCEv2 addressed to one of our GIDs is ours; everything else is not for this NIC.
   if (rx_.framing != Framing::kRoceV2 || !rx_.bth || !rx_.icrc) return;
   if (rx_.ipv4) {
@@ -64,6 +106,15 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
       rx_.has(FindingCode::kIpChecksum)) {
     return;
   }
+  // RoCEv2 over IPv4 has no options and is never fragmented (CA17-3, CA17-7, CA17-8); a packet
+  // that breaks that is dropped (CA17-24). A fragment with a nonzero offset carries no BTH the
+  // codec reads, so it never gets here.
+  if (rx_.ipv4) {
+    if (rx_.ipv4->ihl != 5 && !config_.quirks.has(Quirk::kIpOptionsAccepted)) return;
+    if ((rx_.ipv4->mf || rx_.ipv4->frag_offset != 0) &&
+        !config_.quirks.has(Quirk::kIpFragmentsAccepted))
+      return;
+  }
   // The ICRC is checked before any key, so a corrupted packet never counts as a key violation.
   if (!wire_.icrc_accepts(rx_, frame)) {
     c.icrc_error++;
@@ -71,6 +122,18 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
   }
   if (rx_.bth->version != 0) return;  // C9-? TVer must be 0: silently dropped
   dispatch(rx_, frame);
+}
+
+Qp* Nic::newest_qp_of(const Packet& p) {
+  // The qp0-accepted defect: QP number 0 falls through to the last QP connected to the sender.
+  const auto nums = device_.qp_nums();
+  for (auto it = nums.rbegin(); it != nums.rend(); ++it) {
+    Qp* qp = device_.qp(*it);
+    const auto peer = gid_ipv4(qp->attr().ah_attr.dgid);
+    if (qp->qp_type() == QpType::kRc && qp->can_receive() && peer && p.ipv4 && *peer == p.ipv4->src)
+      return qp;
+  }
+  return nullptr;
 }
 
 bool Nic::pkey_accepts(std::uint16_t packet_pkey, std::uint16_t qp_pkey) const {
@@ -86,7 +149,7 @@ void Nic::dispatch(const Packet& p, Bytes) {
   const OpcodeInfo& op = opcode_info(b.opcode);
   if (!op.valid || op.service == Service::kManufacturer) return;  // reserved opcode: drop
   if (op.service == Service::kCnp) return;  // congestion control is not modelled
-  if (b.dqpn == 0) return;                  // no QP0 on RoCE
+  if (b.dqpn == 0 && !config_.quirks.has(Quirk::kQp0Accepted)) return;  // CA17-33: no QP0
 
   if (b.dqpn == Device::kGsiQpn) {
     if (op.service != Service::kUd || !p.deth) return;
@@ -108,7 +171,7 @@ void Nic::dispatch(const Packet& p, Bytes) {
     return;
   }
 
-  Qp* qp = device_.qp(b.dqpn);
+  Qp* qp = b.dqpn == 0 ? newest_qp_of(p) : device_.qp(b.dqpn);
   if (!qp) {
     c.unknown_qp++;
     return;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "dissector/packet.h"
 #include "suite/reference_nic/device.h"
@@ -63,6 +64,7 @@ class Nic {
  private:
   void dispatch(const Packet& p, Bytes frame);
   bool pkey_accepts(std::uint16_t packet_pkey, std::uint16_t qp_pkey) const;
+  Qp* newest_qp_of(const Packet& p);
 
   NicConfig config_;
   Device device_;
@@ -71,6 +73,7 @@ class Nic {
   std::unique_ptr<Requester> requester_;
   std::unique_ptr<CmAgent> cm_;
   Packet rx_;
+  std::vector<std::uint8_t> assumed_;  // the frame as a quirk misreads it (rx_ points into it)
   std::uint64_t now_ = 0;
 };
 

@@ -52,6 +52,22 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "a WR Q_Key with the high bit set is sent as given, not replaced by the QP's"},
     {kCqOverrunKeepsQp, "cq-overrun-keeps-qp", "cq",
      "a send CQ overrun raises CQ_ERR but leaves the requester QP in RTS"},
+    {kQp0Accepted, "qp0-accepted", "header",
+     "a request to DestQP 0 is not dropped: it reaches the sender's newest QP"},
+    {kIpVersionUnchecked, "ip-version-unchecked", "header",
+     "the IPv4 version field is not checked (the EtherType alone says IPv4)"},
+    {kIpOptionsAccepted, "ip-options-accepted", "header", "IPv4 headers with options are accepted"},
+    {kIpFragmentsAccepted, "ip-fragments-accepted", "header",
+     "an IPv4 first fragment (More Fragments set) is taken as a whole datagram"},
+    {kIpLengthUnchecked, "ip-length-unchecked", "header",
+     "IP total length and UDP length are ignored: the frame's size is used"},
+    {kZeroLengthRkeyChecked, "zero-length-rkey-checked", "nak",
+     "a zero-length RDMA READ or WRITE has its R_Key checked"},
+    {kDmaLengthUnchecked, "dmalen-unchecked", "nak", "a RETH DMA length above 2^31 is not refused"},
+    {kSendOverflowTruncated, "send-overflow-truncated", "nak",
+     "a SEND longer than its receive buffers is truncated and completes successfully"},
+    {kWriteConsumesReceive, "write-consumes-receive", "data",
+     "an RDMA WRITE without immediate consumes and completes a receive WQE"},
 }};
 }  // namespace
 

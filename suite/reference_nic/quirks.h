@@ -45,6 +45,15 @@ enum class Quirk : std::uint8_t {
   kUdQkeyUnchecked,            // a UD QP takes datagrams with any Q_Key
   kControlledQkeyIgnored,      // a WR Q_Key with the high bit set is sent as given
   kCqOverrunKeepsQp,           // a send CQ overrun leaves the requester QP in RTS
+  kQp0Accepted,                // a request to DestQP 0 reaches the sender's newest QP
+  kIpVersionUnchecked,         // the IPv4 version field is never read
+  kIpOptionsAccepted,          // IPv4 headers with options (IHL > 5) accepted
+  kIpFragmentsAccepted,        // IPv4 first fragments (More Fragments set) taken as whole
+  kIpLengthUnchecked,          // IP total length and UDP length ignored (frame size used)
+  kZeroLengthRkeyChecked,      // a zero-length RDMA READ/WRITE has its R_Key checked
+  kDmaLengthUnchecked,         // RETH DMA length above 2^31 not refused
+  kSendOverflowTruncated,      // a SEND longer than the receive is truncated, not refused
+  kWriteConsumesReceive,       // an RDMA WRITE without immediate consumes a receive WQE
   kCount,
 };
 

@@ -263,8 +263,13 @@ Responder::Outcome Responder::execute(Qp& qp, ResponderState& st, const Packet& 
   // SEND's first packet and an RDMA WRITE with immediate need a receive WQE (none: RNR).
   if (is_read_or_atomic(op.kind) && qp.attr().max_dest_rd_atomic == 0)
     return Outcome{OutcomeKind::kFailed, invalid, false};
+  // C10-87: an RDMA WRITE without immediate consumes no receive WQE (write-consumes-receive:
+  // its first packet claims one).
+  const bool write_claims = (op.headers & hdr::kImmDt) ||
+                            (nic_.quirks().has(Quirk::kWriteConsumesReceive) &&
+                             op.position != Position::kMiddle && op.position != Position::kLast);
   const bool takes_wqe = (op.kind == OpKind::kSend && starts_message(op.position)) ||
-                         (op.kind == OpKind::kWrite && (op.headers & hdr::kImmDt));
+                         (op.kind == OpKind::kWrite && write_claims);
   if (takes_wqe && qp.recv_queue().empty()) return Outcome{OutcomeKind::kRnr, {}, false};
   const bool claimed = in_send || takes_wqe;
 
@@ -316,7 +321,9 @@ std::optional<Responder::Failure> Responder::check_length(const Qp& qp, const Pa
     case PayloadRule::kUnknown:
       break;
   }
-  if (p.reth && p.reth->dmalen > kMaxDmaLength) return invalid;
+  // C9-94: a DMA length above 2^31 is a length error.
+  if (p.reth && p.reth->dmalen > kMaxDmaLength && !nic_.quirks().has(Quirk::kDmaLengthUnchecked))
+    return invalid;
   return std::nullopt;
 }
 
@@ -332,7 +339,14 @@ Responder::Outcome Responder::execute_send(Qp& qp, ResponderState& st, const Pac
   if (starts_message(op.position))
     st.message = InboundMessage{.kind = InboundMessage::Kind::kSend, .recv_seq = wqe.seq};
   InboundMessage& m = *st.message;
-  auto placed = place_at(nic_.device().mr_table(), qp.pd(), wqe.wr.sg_list, m.offset, p.payload);
+  std::span<const std::uint8_t> data = p.payload;
+  if (nic_.quirks().has(Quirk::kSendOverflowTruncated)) {
+    // The defect: what does not fit the receive buffers is cut off without an error.
+    const std::uint64_t capacity = sge_capacity(wqe.wr.sg_list);
+    const std::uint64_t room = capacity > m.offset ? capacity - m.offset : 0;
+    data = data.first(static_cast<std::size_t>(std::min<std::uint64_t>(data.size(), room)));
+  }
+  auto placed = place_at(nic_.device().mr_table(), qp.pd(), wqe.wr.sg_list, m.offset, data);
   if (!placed) {
     // Longer than the receive buffers: invalid request, the WQE ends in LOC_LEN_ERR. A bad
     // L_Key in the WQE is the responder's own fault: remote operational error.
@@ -340,7 +354,7 @@ Responder::Outcome Responder::execute_send(Qp& qp, ResponderState& st, const Pac
       return Outcome{OutcomeKind::kFailed, {Fault::kInvalidRequest, WcStatus::kLocLenErr}, true};
     return Outcome{OutcomeKind::kFailed, {Fault::kRemoteOperational, WcStatus::kLocProtErr}, true};
   }
-  m.offset += p.payload.size();
+  m.offset += data.size();
   if (ends_message(op.position)) {
     Cqe cqe;
     cqe.opcode = WcOpcode::kRecv;
@@ -364,13 +378,16 @@ Responder::Outcome Responder::execute_write(Qp& qp, ResponderState& st, const Pa
   const OpcodeInfo& op = *p.opcode();
   MrTable& mrs = nic_.device().mr_table();
   const bool imm = p.immdt.has_value();
+  // Whether the message holds a receive WQE: with immediate data, or by the defect.
+  const bool claims = imm || nic_.quirks().has(Quirk::kWriteConsumesReceive);
   const Failure access_error{Fault::kRemoteAccess, WcStatus::kRemAccessErr};
   if (starts_message(op.position)) {
     // The whole range is checked at the first packet; a zero-length WRITE names no memory and
-    // its R_Key is not checked (spec-facts §4.6).
+    // its R_Key is not checked (C9-88, spec-facts §4.6).
     const Reth& r = *p.reth;
-    if (!mrs.check_remote(qp.pd(), r.rkey, r.va, r.dmalen, access::kRemoteWrite))
-      return Outcome{OutcomeKind::kFailed, access_error, imm};
+    if (!mrs.check_remote(qp.pd(), r.rkey, r.va, r.dmalen, access::kRemoteWrite) ||
+        !zero_length_key_ok(qp, r, access::kRemoteWrite))
+      return Outcome{OutcomeKind::kFailed, access_error, claims};
     st.message = InboundMessage{
         .kind = InboundMessage::Kind::kWrite, .va = r.va, .rkey = r.rkey, .dma_length = r.dmalen};
   }
@@ -379,21 +396,23 @@ Responder::Outcome Responder::execute_write(Qp& qp, ResponderState& st, const Pa
   const std::uint64_t remaining = m.dma_length - m.offset;
   const std::size_t len = p.payload.size();
   if (len > remaining || (ends_message(op.position) && len != remaining))
-    return Outcome{OutcomeKind::kFailed, {Fault::kInvalidRequest, WcStatus::kRemInvReqErr}, imm};
+    return Outcome{OutcomeKind::kFailed, {Fault::kInvalidRequest, WcStatus::kRemInvReqErr}, claims};
   if (len > 0) {
     // Checked again per packet: the MR may have been deregistered since the FIRST.
     auto span = mrs.check_remote(qp.pd(), m.rkey, m.va + m.offset, len, access::kRemoteWrite);
-    if (!span) return Outcome{OutcomeKind::kFailed, access_error, imm};
+    if (!span) return Outcome{OutcomeKind::kFailed, access_error, claims};
     std::copy(p.payload.begin(), p.payload.end(), span->bytes.begin());
   }
   m.offset += len;
   if (ends_message(op.position)) {
-    if (imm) {
+    if (claims && !qp.recv_queue().empty()) {
       Cqe cqe;
       cqe.opcode = WcOpcode::kRecvRdmaWithImm;
       cqe.byte_len = m.dma_length;
-      cqe.imm_data = p.immdt->imm;
-      cqe.wc_flags = wc_flag::kWithImm;
+      if (imm) {
+        cqe.imm_data = p.immdt->imm;
+        cqe.wc_flags = wc_flag::kWithImm;
+      }
       const RecvWqe done = *qp.take_recv();
       qp.complete_recv(done, cqe, b.solicited);
     }
@@ -410,7 +429,7 @@ Responder::Outcome Responder::execute_read(Qp& qp, ResponderState& st, const Pac
   const Reth& r = *p.reth;
   auto span =
       nic_.device().mr_table().check_remote(qp.pd(), r.rkey, r.va, r.dmalen, access::kRemoteRead);
-  if (!span)
+  if (!span || !zero_length_key_ok(qp, r, access::kRemoteRead))
     return Outcome{OutcomeKind::kFailed, {Fault::kRemoteAccess, WcStatus::kRemAccessErr}, false};
   // A READ takes one PSN per response packet, at least one (spec-facts §4.4).
   const std::uint64_t pmtu = qp.path_mtu_bytes();
@@ -478,6 +497,13 @@ Responder::Outcome Responder::execute_atomic_write(Qp& qp, ResponderState& st, c
   if (advance == Advance::kYes) st.epsn = psn::add(b.psn, 1);
   send_atomic_write_ack(qp, st, b.psn);
   return {};
+}
+
+bool Responder::zero_length_key_ok(const Qp& qp, const Reth& r, AccessFlags needed) {
+  // The zero-length-rkey-checked defect validates the R_Key of a zero-length transfer as if it
+  // named a byte; C9-88 says it is not checked.
+  if (r.dmalen != 0 || !nic_.quirks().has(Quirk::kZeroLengthRkeyChecked)) return true;
+  return nic_.device().mr_table().check_remote(qp.pd(), r.rkey, r.va, 1, needed).has_value();
 }
 
 void Responder::report_first_request(Qp& qp, ResponderState& st) {

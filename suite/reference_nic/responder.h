@@ -79,6 +79,7 @@ class Responder {
   Outcome execute_atomic(Qp& qp, ResponderState& st, const Packet& p, Advance advance);
   Outcome execute_atomic_write(Qp& qp, ResponderState& st, const Packet& p, Advance advance);
 
+  bool zero_length_key_ok(const Qp& qp, const Reth& r, AccessFlags needed);
   void report_first_request(Qp& qp, ResponderState& st);
   // The NAK of a class A/C error, then the receive WQE in error and the QP to ERR.
   void fail(Qp& qp, ResponderState& st, std::uint32_t psn, const Outcome& outcome);

@@ -146,6 +146,11 @@ TEST(FieldVocabulary, ShortKeysAreAliasesOfTheDecodedNames) {
                                                         {"tver", "bth.version"},
                                                         {"inv_rkey", "ieth.rkey"},
                                                         {"ip.csum", "ipv4.chksum"},
+                                                        {"ip.version", "ipv4.version"},
+                                                        {"ip.ihl", "ipv4.ihl"},
+                                                        {"ip.df", "ipv4.df"},
+                                                        {"ip.mf", "ipv4.mf"},
+                                                        {"ip.frag", "ipv4.frag"},
                                                         {"swap", "atomiceth.swap_add"},
                                                         {"add", "atomiceth.swap_add"}}) {
     const FieldDef* f = find_field(alias);

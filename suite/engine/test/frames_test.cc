@@ -58,6 +58,55 @@ TEST(FrameBuilder, DeliberatelyWrongFieldsStayWrong) {
   EXPECT_FALSE(p.findings.empty());
 }
 
+// ip.ihl adds real options with every length, the checksum and the ICRC agreeing; ip.len and
+// udp.len change only their field, with the checksum and ICRC computed over the value given.
+TEST(FrameBuilder, IpHeaderFieldsKeepTheRestOfTheFrameConsistent) {
+  std::vector<std::uint8_t> b;
+  Packet p = built(connection(), "SEND_ONLY", {{"ip.ihl", "6"}, {"len", "32"}}, b);
+  ASSERT_TRUE(p.ipv4);
+  EXPECT_EQ(p.ipv4->ihl, 6);
+  ASSERT_EQ(p.ipv4_options.size(), 4u);
+  EXPECT_EQ(p.ipv4_options[0], 0x94);  // Router Alert
+  EXPECT_EQ(p.ipv4->total_length, 80);
+  EXPECT_EQ(p.udp->length, 56);
+  EXPECT_TRUE(p.icrc && p.icrc->ok());
+  EXPECT_TRUE(p.findings.empty());
+  p = built(connection(), "SEND_ONLY", {{"ip.ihl", "15"}, {"len", "32"}}, b);
+  EXPECT_EQ(p.ipv4_options.size(), 40u);
+  EXPECT_EQ(p.ipv4_options.back(), 0x00);  // End of Option List
+  EXPECT_TRUE(p.icrc && p.icrc->ok());
+  EXPECT_TRUE(p.findings.empty());
+
+  p = built(connection(), "SEND_ONLY", {{"ip.len", "77"}, {"len", "32"}}, b);
+  EXPECT_EQ(p.ipv4->total_length, 77);
+  EXPECT_EQ(p.udp->length, 56);  // still computed
+  EXPECT_FALSE(p.has(FindingCode::kIpChecksum));
+  EXPECT_TRUE(p.has(FindingCode::kIpLength));
+  EXPECT_TRUE(p.icrc && p.icrc->ok());  // over the total length as sent
+  p = built(connection(), "SEND_ONLY", {{"udp.len", "57"}, {"len", "32"}}, b);
+  EXPECT_EQ(p.ipv4->total_length, 76);
+  EXPECT_EQ(p.udp->length, 57);
+  EXPECT_FALSE(p.has(FindingCode::kIpChecksum));
+  EXPECT_TRUE(p.has(FindingCode::kUdpLength));
+
+  p = built(connection(), "SEND_ONLY", {{"ip.mf", "1"}, {"ip.df", "0"}, {"len", "8"}}, b);
+  EXPECT_TRUE(p.ipv4->mf);
+  EXPECT_FALSE(p.ipv4->df);
+  EXPECT_TRUE(p.has(FindingCode::kIpFragment));
+  EXPECT_TRUE(p.icrc && p.icrc->ok());
+
+  // The version nibble is written as given; the decoder then stops at the IPv4 header.
+  p = built(connection(), "SEND_ONLY", {{"ip.version", "6"}, {"len", "8"}}, b);
+  EXPECT_TRUE(p.has(FindingCode::kIpVersion));
+  EXPECT_EQ(b[14] >> 4, 6);
+
+  auto code = request_opcode("SEND_ONLY");
+  ASSERT_TRUE(code);
+  EXPECT_FALSE(check_request(*code, {{"ip.ihl", "4"}}));
+  EXPECT_FALSE(check_request(*code, {{"ip.ihl", "16"}}));
+  EXPECT_FALSE(check_request(*code, {{"ip.len", "65536"}}));
+}
+
 TEST(FrameBuilder, RethFromTheRegionAndReadSpan) {
   Connection c = connection();
   auto f =

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "dissector/icrc.h"
 #include "dissector/names.h"
 #include "suite/reference_nic/test/peer_frames.h"
 
@@ -213,6 +214,168 @@ TEST_F(NicTest, WrongSourceAddressOrServiceIsDropped) {
   p.ipv4->dst = {192, 0, 2, 77};  // not our address
   EXPECT_TRUE(feed(encode(p)).empty());
   EXPECT_EQ(counters().rx_packets, 2u);  // the last one was never ours
+}
+
+// ---- Annex A17 IPv4 framing (CA17-3, -6, -7, -8, -21, -24, -27) and QP0 (CA17-33) --------------
+
+// `frame` with its IP total length and UDP length moved by the deltas, the header checksum and
+// the ICRC computed over the new values (only the lengths are wrong).
+std::vector<std::uint8_t> with_lengths(std::vector<std::uint8_t> f, int ip_delta, int udp_delta) {
+  constexpr std::size_t ip = Ethernet::kSize;
+  const std::size_t hl = std::size_t{f[ip] & 0x0Fu} * 4;
+  be::store16(&f[ip + 2], static_cast<std::uint16_t>(be::load16(&f[ip + 2]) + ip_delta));
+  be::store16(&f[ip + hl + 4], static_cast<std::uint16_t>(be::load16(&f[ip + hl + 4]) + udp_delta));
+  be::store16(&f[ip + 10], 0);
+  be::store16(&f[ip + 10], ipv4_checksum(Bytes(f).subspan(ip, hl)));
+  const std::size_t icrc_at = f.size() - 4;
+  store_icrc(&f[icrc_at], compute_icrc(Bytes(f).subspan(ip, icrc_at - ip), IcrcFraming::kRoceV2Ipv4,
+                                       hl + Udp::kSize));
+  return f;
+}
+
+class NicFramingTest : public NicTest {
+ protected:
+  // The frames the checks must drop, each well-formed but for one IPv4 or BTH field.
+  std::vector<std::vector<std::uint8_t>> broken(std::uint32_t psn, Quirk which) {
+    std::vector<std::vector<std::uint8_t>> out;
+    Packet p = send(psn, 32);
+    switch (which) {
+      case Quirk::kQp0Accepted:
+        p.bth->dqpn = 0;
+        out.push_back(encode(p));
+        break;
+      case Quirk::kIpVersionUnchecked:
+        p.ipv4->version = 6;
+        out.push_back(encode(p));
+        break;
+      case Quirk::kIpOptionsAccepted:
+        p.ipv4_options = options_;  // IHL 6, lengths and checksum follow
+        out.push_back(encode(p));
+        break;
+      case Quirk::kIpFragmentsAccepted:
+        p.ipv4->mf = true;
+        p.ipv4->df = false;
+        out.push_back(encode(p));
+        break;
+      default:
+        // One PSN each, so a NIC that takes them executes each one.
+        for (const auto& [ip, udp] : {std::pair{1, 0}, {-1, 0}, {0, 1}, {0, -1}})
+          out.push_back(with_lengths(encode(send(psn++, 32)), ip, udp));
+        break;
+    }
+    return out;
+  }
+  const std::array<std::uint8_t, 4> options_{0x94, 0x04, 0x00, 0x00};  // Router Alert
+};
+
+TEST_F(NicFramingTest, BrokenFramingIsDroppedAndTheSamePsnThenWorks) {
+  for (const Quirk q : {Quirk::kQp0Accepted, Quirk::kIpVersionUnchecked, Quirk::kIpOptionsAccepted,
+                        Quirk::kIpFragmentsAccepted, Quirk::kIpLengthUnchecked}) {
+    SCOPED_TRACE(quirk_info(q).name);
+    make({});
+    for (const auto& f : broken(100, q)) EXPECT_TRUE(feed(f).empty());
+    EXPECT_EQ(counters().icrc_error, 0u);  // dropped for the framing, not the ICRC
+    EXPECT_TRUE(acked(feed(encode(send(100, 32))), 100));
+  }
+}
+
+TEST_F(NicFramingTest, EachFramingQuirkAcceptsWhatItShouldDrop) {
+  for (const Quirk q : {Quirk::kQp0Accepted, Quirk::kIpVersionUnchecked, Quirk::kIpOptionsAccepted,
+                        Quirk::kIpFragmentsAccepted, Quirk::kIpLengthUnchecked}) {
+    SCOPED_TRACE(quirk_info(q).name);
+    Quirks quirks;
+    quirks.set(q);
+    make(quirks);
+    std::uint32_t psn = 100;
+    for (const auto& f : broken(psn, q)) {
+      EXPECT_TRUE(acked(feed(f), psn));
+      ++psn;
+    }
+  }
+}
+
+TEST_F(NicFramingTest, LengthQuirkStillChecksTheIcrcOfTheBytesThatArrived) {
+  Quirks quirks;
+  quirks.set(Quirk::kIpLengthUnchecked);
+  make(quirks);
+  auto f = with_lengths(encode(send(100, 32)), 1, 0);
+  f[f.size() - 1] ^= 0x5A;
+  EXPECT_TRUE(feed(f).empty());
+  EXPECT_EQ(counters().icrc_error, 1u);
+}
+
+// ---- responder corner cases (C9-88, C9-94, C9-205, C10-87) --------------------------------------
+
+TEST_F(NicTest, ZeroLengthRdmaIgnoresTheRkeyUnlessTheQuirkChecksIt) {
+  for (const bool quirk : {false, true}) {
+    Quirks q;
+    q.set(Quirk::kZeroLengthRkeyChecked, quirk);
+    make(q);
+    Packet w = send(100, 0);
+    w.bth->opcode = opcode::kRcWriteOnly;
+    w.reth = Reth{mr_->addr(), 0x5A5A5A5A, 0};
+    const auto r = feed(encode(w));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].aeth->syndrome, quirk ? syndrome::kNakRemoteAccess : 0x1F);
+    if (quirk) continue;
+    Packet read = send(101, 0);
+    read.bth->opcode = opcode::kRcReadRequest;
+    read.reth = Reth{0, 0x5A5A5A5A, 0};
+    const auto resp = feed(encode(read));
+    ASSERT_EQ(resp.size(), 1u);
+    EXPECT_EQ(resp[0].bth->opcode, opcode::kRcReadResponseOnly);
+    EXPECT_TRUE(resp[0].payload.empty());
+  }
+}
+
+TEST_F(NicTest, DmaLengthOver2GIsAnInvalidRequestUnlessTheQuirkSkipsIt) {
+  for (const bool quirk : {false, true}) {
+    Quirks q;
+    q.set(Quirk::kDmaLengthUnchecked, quirk);
+    make(q);
+    Packet w = send(100, 1024);
+    w.bth->opcode = opcode::kRcWriteFirst;
+    w.reth = Reth{mr_->addr(), mr_->rkey(), 0x80000001u};
+    const auto r = feed(encode(w));
+    ASSERT_EQ(r.size(), 1u);
+    // With the defect the range check is what fails: remote access error.
+    EXPECT_EQ(r[0].aeth->syndrome,
+              quirk ? syndrome::kNakRemoteAccess : syndrome::kNakInvalidRequest);
+  }
+}
+
+TEST_F(NicTest, SendLongerThanTheReceiveIsALengthErrorUnlessTheQuirkTruncates) {
+  for (const bool quirk : {false, true}) {
+    Quirks q;
+    q.set(Quirk::kSendOverflowTruncated, quirk);
+    make(q);
+    const auto r = feed(encode(send(100, 512)));  // the receives hold 256 bytes
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].aeth->syndrome, quirk ? 0x1F : syndrome::kNakInvalidRequest);
+    auto wc = nic_->device().poll_cq(cq_, 8);
+    ASSERT_TRUE(wc);
+    ASSERT_FALSE(wc->empty());
+    EXPECT_EQ((*wc)[0].status, quirk ? WcStatus::kSuccess : WcStatus::kLocLenErr);
+    if (quirk) {
+      EXPECT_EQ((*wc)[0].byte_len, 256u);
+    }
+    EXPECT_EQ(nic_->device().qp(qpn_)->state(), quirk ? QpState::kRtr : QpState::kErr);
+  }
+}
+
+TEST_F(NicTest, WriteWithoutImmediateConsumesNoReceiveUnlessTheQuirkTakesOne) {
+  for (const bool quirk : {false, true}) {
+    Quirks q;
+    q.set(Quirk::kWriteConsumesReceive, quirk);
+    make(q);
+    Packet w = send(100, 64);
+    w.bth->opcode = opcode::kRcWriteOnly;
+    w.reth = Reth{mr_->addr(), mr_->rkey(), 64};
+    EXPECT_TRUE(acked(feed(encode(w)), 100));
+    auto wc = nic_->device().poll_cq(cq_, 8);
+    ASSERT_TRUE(wc);
+    EXPECT_EQ(wc->size(), quirk ? 1u : 0u);
+  }
 }
 
 TEST(NicDevice, QuirkIllegalTransitionAcceptedTakesResetToRts) {
