@@ -43,16 +43,19 @@ void register_targets(py::module_& m) {
       m, "Target", "A device under test: the reference NIC, the reference daemon, or a real one.")
       .def_static(
           "reference",
-          [](const std::vector<std::string>& quirks, std::uint16_t service_port) {
+          [](const std::vector<std::string>& quirks, std::uint16_t service_port, bool real_time) {
             engine::ReferenceOptions o;
             o.quirks = quirks;
             o.service_port = service_port;
+            o.virtual_time = !real_time;
             auto t = engine::ReferenceTarget::create(o);
             if (!t) raise("TargetError", t.error());
             return wrap(std::move(*t));
           },
           py::arg("quirks") = std::vector<std::string>{}, py::arg("service_port") = 7471,
-          "The reference NIC in this process on an in-memory port, on a virtual clock.")
+          py::arg("real_time") = false,
+          "The reference NIC in this process on an in-memory port, on a virtual clock (real_time: "
+          "the wall clock, so windows and timeouts take their real time).")
       .def_static(
           "daemon",
           [](const std::vector<std::string>& quirks, const std::string& roceconf_binary) {

@@ -42,6 +42,7 @@ class Device:
     kind: str
     quirks: List[str] = field(default_factory=list)
     profile: str = ""
+    clock: str = "virtual"  # a reference device: "real" runs it on the wall clock
 
     def spec(self) -> str:
         arg = self.profile if self.kind == "raw" else ",".join(self.quirks)
@@ -50,7 +51,7 @@ class Device:
     def open(self) -> Any:
         """The device's target (roceconf.Target); TargetError when it cannot be set up."""
         if self.kind == "reference":
-            return _core.Target.reference(self.quirks)
+            return _core.Target.reference(self.quirks, real_time=self.clock == "real")
         if self.kind == "daemon":
             return _core.Target.daemon(self.quirks, roceconf_binary())
         return _core.Target.raw(self.profile)

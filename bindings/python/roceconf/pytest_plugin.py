@@ -57,16 +57,23 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption("--roceconf-quirk", action="append", default=[],
                     help="a defect of the single reference target (repeatable)")
     group.addoption("--roceconf-seed", type=int, default=1, help="seed of the run (default 1)")
+    group.addoption("--roceconf-clock", default="virtual", choices=("virtual", "real"),
+                    help="reference devices: virtual (default; a catalogue in well under a "
+                         "second) or real (the wall clock: windows and timeouts take their real "
+                         "time, as on a wire)")
 
 
 def _devices(config: Any) -> List[Device]:
     """The devices of this session, in command-line order; one unnamed device without any."""
     devices = [parse_device(spec) for spec in config.getoption("--roceconf-device")]
     devices += [profile_device(p) for p in config.getoption("--roceconf-profile")]
-    if devices:
-        return devices
-    kind = config.getoption("--roceconf-target") or "reference"
-    return [Device(kind, kind, quirks=list(config.getoption("--roceconf-quirk")))]
+    if not devices:
+        kind = config.getoption("--roceconf-target") or "reference"
+        devices = [Device(kind, kind, quirks=list(config.getoption("--roceconf-quirk")))]
+    for d in devices:
+        if d.kind == "reference":
+            d.clock = config.getoption("--roceconf-clock")
+    return devices
 
 
 def _named(config: Any) -> bool:
