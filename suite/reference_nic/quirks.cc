@@ -34,6 +34,10 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
     {kIcrcPadExcluded, "icrc-pad-excluded", "icrc", "the ICRC is computed without the pad bytes"},
     {kSmallBadIcrcAccepted, "small-bad-icrc-accepted", "icrc",
      "a bad ICRC is not caught on frames shorter than 65 bytes"},
+    {kTtlFixed64, "ttl-fixed-64", "header", "TTL 64 on every packet, not the AV's hop limit"},
+    {kEcnEctWithoutCc, "ecn-ect-without-cc", "header",
+     "ECT(0) on every packet though congestion management is not modelled"},
+    {kDfClear, "df-clear", "header", "the IPv4 Don't Fragment bit is never set"},
 }};
 }  // namespace
 

@@ -34,6 +34,9 @@ enum class Quirk : std::uint8_t {
   kCqOverflowLate,             // CQ overflow reported one completion late, as a QP error
   kIcrcPadExcluded,            // ICRC computed without the pad bytes
   kSmallBadIcrcAccepted,       // bad ICRC not caught on frames shorter than 65 bytes
+  kTtlFixed64,                 // IP TTL / hop limit always 64, whatever the AV says
+  kEcnEctWithoutCc,            // ECT(0) on every packet without congestion management
+  kDfClear,                    // IPv4 Don't Fragment never set
   kCount,
 };
 
