@@ -130,16 +130,14 @@ void grade(report::CaseResult& own, std::span<const report::CaseResult> others) 
                              received, cases, cases == 1 ? "case" : "cases");
     return;
   }
-  // The case's own traffic did not run (SKIP, INCONCLUSIVE) but other cases' packets were
-  // checked: they are graded, and the reason says what was not.
-  if ((own.verdict == report::Verdict::kSkip || own.verdict == report::Verdict::kInconclusive) &&
-      received > 0) {
-    own.reason = fmt::format(
-        "{} packets the target sent in {} other cases checked: none breaks framing (this case's "
-        "own traffic, with a hop limit and traffic class of its choosing, did not run: {})",
-        received, others.size(), own.reason);
-    own.verdict = report::Verdict::kPass;
-  }
+  // Its own traffic did not run (SKIP, INCONCLUSIVE) or went wrong: that verdict stands, since
+  // no packet of a hop limit and traffic class of its choosing was graded; the reason says what
+  // the other cases' packets showed.
+  if (received > 0 && own.verdict != report::Verdict::kError)
+    own.reason += fmt::format(
+        "; {} packets the target sent in the run ({} {}) checked: none "
+        "breaks framing",
+        received, cases, cases == 1 ? "case" : "cases");
 }
 
 }  // namespace
