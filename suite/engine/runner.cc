@@ -155,7 +155,7 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
     if (packets > 0)
       result.notes.push_back(fmt::format(
           "{} {} the target sent {} framing findings (on their events) that no case graded: "
-          "header/sent-framing was not in this run",
+          "header/sent-framing did not run",
           packets, packets == 1 ? "packet" : "packets", packets == 1 ? "carries" : "carry"));
   }
 }
