@@ -14,6 +14,7 @@ const engine::Catalogue& builtin_catalogue() {
     for (const auto& file : embedded_scripts())
       c.add(engine::load_script(std::string(file.path), std::string(file.text)));
     add_cm_cpp_cases(c);
+    add_header_cpp_cases(c);
     add_psn_cpp_cases(c);
     add_qp_cpp_cases(c);
     add_verbs_cpp_cases(c);

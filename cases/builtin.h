@@ -22,6 +22,7 @@ const engine::Catalogue& builtin_catalogue();
 
 // C++ cases (cases/cpp/*.cc), one registration function per file.
 void add_cm_cpp_cases(engine::Catalogue& catalogue);
+void add_header_cpp_cases(engine::Catalogue& catalogue);
 void add_psn_cpp_cases(engine::Catalogue& catalogue);
 void add_qp_cpp_cases(engine::Catalogue& catalogue);
 void add_verbs_cpp_cases(engine::Catalogue& catalogue);

@@ -24,6 +24,12 @@ CaseContext::CaseContext(Target& target, const Timing& timing, report::CaseResul
       cm_passive_(target, timing_, evidence_, wire_, control_, cm_, qps_, passive_, random_) {
   wire_.set_on_match([this](Connection* c, const Packet& p) { cm_.after_match(c, p); });
   wire_.set_on_mismatch([this](Connection* c, const Packet& p) { cm_.after_mismatch(c, p); });
+  // Every frame the target sends is graded for framing (header/sent-framing folds the findings).
+  SentFramingExpect framing;
+  framing.congestion_management = target.capabilities().congestion_management;
+  framing.source_gid = ipv4_mapped_gid(target.device().ip);
+  framing.destination_gid = ipv4_mapped_gid(target.tester().ip);
+  demux_.set_framing(framing);
   // QPNs, comm IDs and TIDs differ between cases (a target may still remember the previous
   // case's connection) and repeat exactly between runs of the same case.
   next_qpn_ = 0x100 + static_cast<std::uint32_t>(random_() % 0xF000) * 0x10;

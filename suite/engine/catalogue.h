@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ struct CaseDef {
   std::vector<std::string> needs;
   std::string source;
   std::function<void(CaseContext&)> run;
+  // Set for a run-level case (header/sent-framing): the runner runs it after every other case
+  // of the run, then hands it their results to fold into its own verdict.
+  std::function<void(report::CaseResult& own, std::span<const report::CaseResult> others)>
+      grade_run;
 };
 
 // "9.7.5.1 C9-97 (IBA Vol 1 Release 1.2.1 + Annex A17): one NAK per PSN gap".

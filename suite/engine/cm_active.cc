@@ -142,6 +142,8 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
     c.local_qpn = r->local_qpn;
     if (mtu_bytes(r->path_mtu) != 0) c.pmtu = mtu_bytes(r->path_mtu);
     c.pkey = r->pkey;
+    c.av_hop_limit = r->primary.hop_limit;
+    c.av_traffic_class = r->primary.traffic_class;
     c.state = ConnState::kReqSent;
   }
   if (const auto* r = std::get_if<CmRep>(&msg)) {

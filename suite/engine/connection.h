@@ -40,6 +40,11 @@ struct Connection {
   std::uint16_t pkey = 0xFFFF;
   std::uint32_t pmtu = 1024;  // bytes
   std::uint16_t udp_sport = 0xC000;
+  // The address vector the tester asked the target to send with on this connection (its REQ's
+  // primary path, or the ah_attr of a QP made through control); unset when the target chose
+  // (accept). The sent-framing check grades the target's TTL and DSCP against it.
+  std::optional<std::uint8_t> av_hop_limit;
+  std::optional<std::uint8_t> av_traffic_class;
 
   // CM
   std::uint32_t local_comm_id = 0;

@@ -28,8 +28,11 @@ void EvidenceRecorder::record(report::EventKind kind, std::string text,
 }
 
 void EvidenceRecorder::record_frame(report::EventKind kind, std::string text, const Packet& packet,
-                                    std::vector<std::uint8_t> frame, TimeNs time) {
+                                    std::vector<std::uint8_t> frame, TimeNs time,
+                                    std::vector<std::string> more) {
   auto flags = annotator_->add(packet, time);
+  flags.insert(flags.end(), std::make_move_iterator(more.begin()),
+               std::make_move_iterator(more.end()));
   record(kind, std::move(text), std::move(frame), std::move(flags));
 }
 

@@ -32,9 +32,11 @@ class EvidenceRecorder {
   void record(report::EventKind kind, std::string text, std::vector<std::uint8_t> frame = {},
               std::vector<std::string> analysis = {});
   // A frame sent or received: the stream analysis sees it (at `time`, even when the frame
-  // itself is no longer recorded), then it is recorded with the flags that analysis gave it.
+  // itself is no longer recorded), then it is recorded with the flags that analysis gave it and
+  // `more` (the sent-framing findings of a frame the target sent).
   void record_frame(report::EventKind kind, std::string text, const Packet& packet,
-                    std::vector<std::uint8_t> frame, TimeNs time);
+                    std::vector<std::uint8_t> frame, TimeNs time,
+                    std::vector<std::string> more = {});
   void note(std::string text);
 
   // Verdicts: each throws CaseStop. A failure and an inconclusive end leave their reason on the

@@ -84,9 +84,12 @@ std::expected<Capabilities, std::string> parse_capabilities(std::string_view tex
       caps.responder = true;
     } else if (item == "control") {
       caps.control = true;
+    } else if (item == "congestion-management") {
+      caps.congestion_management = true;
     } else {
-      return std::unexpected(
-          fmt::format("unknown capability '{}' (known: responder, control; or 'none')", item));
+      return std::unexpected(fmt::format(
+          "unknown capability '{}' (known: responder, control, congestion-management; or 'none')",
+          item));
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -74,7 +74,8 @@ class RawTarget final : public Target {
     return device_identity(profile_, agent_ ? &agent_hello_ : nullptr);
   }
   Capabilities capabilities() const override {
-    return {profile_.capabilities.responder, agent_ != nullptr, profile_.pmtu};
+    return {profile_.capabilities.responder, agent_ != nullptr, profile_.pmtu,
+            profile_.capabilities.congestion_management};
   }
   roceconf::Port& port() override { return *guard_; }
   Endpoint tester() const override { return tester_; }

@@ -63,10 +63,19 @@ std::optional<Received> ReceiveDemux::next_for(Connection* c, TimeNs deadline, b
     r.packet = decode(r.bytes);
     if (!r.packet.bth) continue;  // not RoCE: kept out of the ladder
     Connection* owner = owner_of(r.packet);
+    std::vector<std::string> framing;
+    if (framing_) {
+      SentFramingExpect e = *framing_;
+      if (owner) {
+        e.hop_limit = owner->av_hop_limit;
+        e.traffic_class = owner->av_traffic_class;
+      }
+      for (const auto& f : check_sent_framing(r.packet, e)) framing.push_back(f.text());
+    }
     evidence_.record_frame(report::EventKind::kReceived,
                            fmt::format("{}{}  |  {}", owner ? owner->name + " " : "",
                                        describe_received(r.packet, owner), summarize(r.packet)),
-                           r.packet, r.bytes, r.time);
+                           r.packet, r.bytes, r.time, std::move(framing));
     if (c == nullptr || owner == c) return r;
     if (owner) kept_.push_back({std::move(r), owner});
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "capture/port/port.h"
+#include "dissector/analysis/sent_framing.h"
 #include "dissector/packet.h"
 #include "suite/engine/connection.h"
 #include "suite/engine/evidence_recorder.h"
@@ -51,6 +52,11 @@ class ReceiveDemux {
   // The connection `p` belongs to; null for none (or not RoCE).
   Connection* owner_of(const Packet& p) const;
 
+  // What every frame the target sends is graded against (sent_framing.h): the addresses and
+  // whether congestion management is declared. A frame's connection adds the AV it asked for;
+  // the findings go onto the frame's event. Nothing is graded until this is set.
+  void set_framing(SentFramingExpect base) { framing_ = std::move(base); }
+
   // The next frame for `c` (any RoCE frame when null) by `deadline`: first those kept earlier
   // (unless `kept` is false), then from the port. Frames for other connections are kept; frames
   // no connection owns are dropped (they stay on the timeline). Non-RoCE frames (ARP, IPv6
@@ -72,6 +78,7 @@ class ReceiveDemux {
   const ConnectionTable& connections_;
   const PassiveTable& passive_;
   std::deque<Kept> kept_;
+  std::optional<SentFramingExpect> framing_;
 };
 
 }  // namespace roceconf::engine

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "dissector/analysis/sent_framing.h"
 #include "suite/engine/case_stop.h"
 
 namespace roceconf::engine {
@@ -119,16 +121,43 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
   }
   result.rtt_ns = timing.rtt;
   result.silence_ns = timing.silence_window();
-  for (std::size_t i = 0; i < cases.size(); ++i) {
+  // Run-level cases go last: they grade what every other case of the run left behind.
+  std::vector<const CaseDef*> order;
+  std::ranges::copy_if(cases, std::back_inserter(order),
+                       [](const CaseDef* c) { return !c->grade_run; });
+  std::ranges::copy_if(cases, std::back_inserter(order),
+                       [](const CaseDef* c) { return static_cast<bool>(c->grade_run); });
+  bool run_level_ran = false;
+  for (std::size_t i = 0; i < order.size(); ++i) {
     if (options.interrupted && options.interrupted->load()) {
       result.interrupted = true;
       break;
     }
-    if (options.on_start) options.on_start(*cases[i], i, cases.size());
-    result.cases.push_back(run_case(target, *cases[i], timing, options.seed));
-    if (options.on_done) options.on_done(result.cases.back(), i, cases.size());
+    const CaseDef& def = *order[i];
+    if (options.on_start) options.on_start(def, i, order.size());
+    report::CaseResult r = run_case(target, def, timing, options.seed);
+    if (def.grade_run) {
+      def.grade_run(r, result.cases);
+      run_level_ran = true;
+    }
+    result.cases.push_back(std::move(r));
+    if (options.on_done) options.on_done(result.cases.back(), i, order.size());
   }
   result.notes = run_notes(target, result.cases);
+  if (!run_level_ran) {
+    // The findings stay on the packets' events; say that no verdict weighed them.
+    std::size_t packets = 0;
+    for (const auto& c : result.cases)
+      for (const auto& e : c.events)
+        if (std::ranges::any_of(e.analysis,
+                                [](const std::string& a) { return a.starts_with(kFramingPrefix); }))
+          ++packets;
+    if (packets > 0)
+      result.notes.push_back(fmt::format(
+          "{} {} the target sent {} framing findings (on their events) that no case graded: "
+          "header/sent-framing did not run",
+          packets, packets == 1 ? "packet" : "packets", packets == 1 ? "carries" : "carry"));
+  }
 }
 
 std::vector<std::string> run_notes(const Target& target,

@@ -41,6 +41,9 @@ struct Capabilities {
   // The largest path MTU the link to the target carries (a raw profile's `pmtu`); cases asking
   // for more SKIP.
   std::uint32_t max_pmtu = 4096;
+  // RoCEv2 congestion management (a raw profile's `congestion-management`): the device may mark
+  // ECT/CE and set FECN/BECN; without it ECN must be 00 (CA17-5).
+  bool congestion_management = false;
 };
 
 // How the tester marks its frames (a raw profile's vlan, pcp, dscp): an 802.1Q tag when `vlan`

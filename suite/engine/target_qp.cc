@@ -116,6 +116,8 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   rtr.ah_attr = control::AddressVector{
       .dgid = format_ipv4(tester.ip), .dmac = format_mac(tester.mac), .hop_limit = 64};
   control_.setup(control::ModifyQp{c.remote_qpn, rtr});
+  c.av_hop_limit = rtr.ah_attr->hop_limit;
+  c.av_traffic_class = rtr.ah_attr->traffic_class.value_or(0);  // ibv_ah_attr default
   control::QpAttr rts;
   rts.qp_state = "RTS";
   rts.sq_psn = c.remote_psn0;

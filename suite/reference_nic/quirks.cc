@@ -68,6 +68,10 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "a SEND longer than its receive buffers is truncated and completes successfully"},
     {kWriteConsumesReceive, "write-consumes-receive", "data",
      "an RDMA WRITE without immediate consumes and completes a receive WQE"},
+    {kTtlFixed64, "ttl-fixed-64", "header", "TTL 64 on every packet, not the AV's hop limit"},
+    {kEcnEctWithoutCc, "ecn-ect-without-cc", "header",
+     "ECT(0) on every packet though congestion management is not modelled"},
+    {kDfClear, "df-clear", "header", "the IPv4 Don't Fragment bit is never set"},
 }};
 }  // namespace
 

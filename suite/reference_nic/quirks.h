@@ -54,6 +54,9 @@ enum class Quirk : std::uint8_t {
   kDmaLengthUnchecked,         // RETH DMA length above 2^31 not refused
   kSendOverflowTruncated,      // a SEND longer than the receive is truncated, not refused
   kWriteConsumesReceive,       // an RDMA WRITE without immediate consumes a receive WQE
+  kTtlFixed64,                 // IP TTL / hop limit always 64, whatever the AV says
+  kEcnEctWithoutCc,            // ECT(0) on every packet without congestion management
+  kDfClear,                    // IPv4 Don't Fragment never set
   kCount,
 };
 

@@ -30,6 +30,20 @@ std::uint32_t icrc_without_pad(Bytes frame, const Packet& p) {
 
 }  // namespace
 
+// The IP fields the framing defects change; the reference models no congestion management, so
+// its ECN is 00 (CA17-5) whatever the AV's traffic class carries in its low bits.
+void Wire::frame_ip(Ipv4& ip, std::uint8_t hop_limit) const {
+  ip.ttl = quirks_.has(Quirk::kTtlFixed64) ? 64 : hop_limit;
+  ip.ecn = quirks_.has(Quirk::kEcnEctWithoutCc) ? 2 : 0;
+  ip.df = !quirks_.has(Quirk::kDfClear);
+}
+
+void Wire::frame_ip(Ipv6& ip, std::uint8_t hop_limit) const {
+  ip.hop_limit = quirks_.has(Quirk::kTtlFixed64) ? 64 : hop_limit;
+  ip.traffic_class = static_cast<std::uint8_t>((ip.traffic_class & ~3) |
+                                               (quirks_.has(Quirk::kEcnEctWithoutCc) ? 2 : 0));
+}
+
 Wire::Wire(const Port& port, const Quirks& quirks, Counters& counters, Sink sink,
            std::uint16_t udp_port)
     : port_(port),
@@ -47,17 +61,16 @@ Packet Wire::packet_to(const AddressVector& av, std::uint32_t src_qpn, std::uint
     Ipv4 ip;
     ip.src = gid_ipv4(sgid).value_or(Ipv4Address{});
     ip.dst = *dst;
-    ip.ttl = av.hop_limit;
     ip.dscp = av.traffic_class >> 2;
-    ip.ecn = av.traffic_class & 3;
+    frame_ip(ip, av.hop_limit);
     ip.id = ip_id_++;
     p.ipv4 = ip;
   } else {
     Ipv6 ip;
     ip.src = sgid;
     ip.dst = av.dgid;
-    ip.hop_limit = av.hop_limit;
     ip.traffic_class = av.traffic_class;
+    frame_ip(ip, av.hop_limit);
     ip.flow_label = av.flow_label;
     p.ipv6 = ip;
   }
@@ -82,12 +95,14 @@ Packet Wire::reply_to(const Packet& rx, std::uint32_t dest_qpn, std::uint16_t pk
     Ipv4 ip;
     ip.src = rx.ipv4->dst;
     ip.dst = rx.ipv4->src;
+    frame_ip(ip, ip.ttl);
     ip.id = ip_id_++;
     p.ipv4 = ip;
   } else if (rx.ipv6) {
     Ipv6 ip;
     ip.src = rx.ipv6->dst;
     ip.dst = rx.ipv6->src;
+    frame_ip(ip, ip.hop_limit);
     p.ipv6 = ip;
   }
   p.udp = Udp{rx.udp ? rx.udp->sport : std::uint16_t{0xC000}, udp_port_, 0, 0};

@@ -38,6 +38,9 @@ class Wire {
   std::uint16_t udp_port() const { return udp_port_; }
 
  private:
+  // TTL / hop limit, ECN and DF as the AV and the framing defects make them.
+  void frame_ip(Ipv4& ip, std::uint8_t hop_limit) const;
+  void frame_ip(Ipv6& ip, std::uint8_t hop_limit) const;
   const Port& port_;
   const Quirks& quirks_;
   Counters& counters_;

@@ -144,6 +144,10 @@ TEST(Profile, Capabilities) {
   ASSERT_TRUE(both) << both.error();
   EXPECT_TRUE(both->capabilities.responder);
   EXPECT_TRUE(both->capabilities.control);
+  EXPECT_FALSE(both->capabilities.congestion_management);  // ECN must then be 00 (CA17-5)
+  const auto cc = parse_profile("capabilities = responder, congestion-management");
+  ASSERT_TRUE(cc) << cc.error();
+  EXPECT_TRUE(cc->capabilities.congestion_management);
 }
 
 TEST(Profile, AgentMakesControlValid) {

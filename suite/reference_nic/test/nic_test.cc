@@ -22,7 +22,8 @@ class NicTest : public ::testing::Test {
  protected:
   void SetUp() override { make({}); }
 
-  void make(Quirks quirks, std::uint16_t pkey = 0xFFFF) {
+  void make(Quirks quirks, std::uint16_t pkey = 0xFFFF, std::uint8_t hop_limit = 64,
+            std::uint8_t traffic_class = 0) {
     NicConfig config;
     config.quirks = quirks;
     frames_.clear();
@@ -45,6 +46,8 @@ class NicTest : public ::testing::Test {
     a.qp_state = QpState::kRtr;
     a.ah_attr.dgid = gid_from_ipv4(kPeerIp);
     a.ah_attr.dmac = kPeerMac;
+    a.ah_attr.hop_limit = hop_limit;
+    a.ah_attr.traffic_class = traffic_class;
     a.path_mtu = PathMtu::k1024;
     a.dest_qp_num = kPeerQpn;
     a.rq_psn = 100;
@@ -152,6 +155,29 @@ TEST_F(NicTest, QuirkIcrcPadExcludedRejectsCorrectIcrcsWithPadAndSendsWrongOnes)
   EXPECT_EQ(response[0].bth->opcode, opcode::kRcReadResponseOnly);
   EXPECT_EQ(response[0].bth->padcount, 3);
   EXPECT_FALSE(response[0].icrc->ok());
+}
+
+TEST_F(NicTest, FramingFollowsTheAvAndTheFramingQuirksBreakIt) {
+  // TTL and DSCP from the AV; ECN 00 whatever the traffic class's low bits (no congestion
+  // management modelled, CA17-5); DF set.
+  make({}, 0xFFFF, 17, 0x6B);
+  auto replies = feed(encode(send(100)));
+  ASSERT_TRUE(acked(replies, 100));
+  EXPECT_EQ(replies[0].ipv4->ttl, 17);
+  EXPECT_EQ(replies[0].ipv4->dscp, 0x6B >> 2);
+  EXPECT_EQ(replies[0].ipv4->ecn, 0);
+  EXPECT_TRUE(replies[0].ipv4->df);
+  Quirks q;
+  q.set(Quirk::kTtlFixed64);
+  q.set(Quirk::kEcnEctWithoutCc);
+  q.set(Quirk::kDfClear);
+  make(q, 0xFFFF, 17, 0x68);
+  replies = feed(encode(send(100)));
+  ASSERT_TRUE(acked(replies, 100));
+  EXPECT_EQ(replies[0].ipv4->ttl, 64);
+  EXPECT_EQ(replies[0].ipv4->dscp, 0x68 >> 2);
+  EXPECT_EQ(replies[0].ipv4->ecn, 2);  // ECT(0)
+  EXPECT_FALSE(replies[0].ipv4->df);
 }
 
 TEST_F(NicTest, PkeyMismatchIsDroppedAndCountedThenTheQpStillWorks) {
