@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cases/builtin.h"
+#include "cases/cpp/case_def.h"
 
 namespace roceconf::cases {
 
@@ -331,27 +332,11 @@ void concurrent_setups(CaseContext& ctx, int n) {
   }
 }
 
-// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
-struct Cite {
-  std::string citation, rule, checked;
-};
-
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
          Cite cite, std::string level, std::function<void(CaseContext&)> run,
          std::vector<std::string> needs = {"responder"}) {
-  engine::CaseDef def;
-  def.id = std::move(id);
-  def.area = "cm";
-  def.title = std::move(title);
-  def.description = std::move(description);
-  def.citation = std::move(cite.citation);
-  def.rule = std::move(cite.rule);
-  def.checked = std::move(cite.checked);
-  def.requirement = std::move(level);
-  def.needs = std::move(needs);
-  def.source = kSource;
-  def.run = std::move(run);
-  catalogue.add(std::move(def));
+  add_case(catalogue, kSource, std::move(id), std::move(title), std::move(description),
+           std::move(cite), std::move(level), std::move(needs), std::move(run));
 }
 
 }  // namespace

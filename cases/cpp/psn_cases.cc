@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cases/builtin.h"
+#include "cases/cpp/case_def.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/icrc.h"
 
@@ -129,29 +130,11 @@ void wrong_udp_port(CaseContext& ctx) {
   expect_intact_accepted(ctx, c);
 }
 
-// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
-struct Cite {
-  std::string citation, rule, checked;
-};
-
+// psn cases are MUST and graded on the responder (needs are checked once, by the runner).
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
          Cite cite, std::function<void(CaseContext&)> run) {
-  engine::CaseDef def;
-  def.area = id.substr(0, id.find('/'));
-  def.id = std::move(id);
-  def.title = std::move(title);
-  def.description = std::move(description);
-  def.citation = std::move(cite.citation);
-  def.rule = std::move(cite.rule);
-  def.checked = std::move(cite.checked);
-  def.requirement = "MUST";
-  def.needs = {"responder"};
-  def.source = kSource;
-  def.run = [run = std::move(run)](CaseContext& ctx) {
-    ctx.require("responder");
-    run(ctx);
-  };
-  catalogue.add(std::move(def));
+  add_case(catalogue, kSource, std::move(id), std::move(title), std::move(description),
+           std::move(cite), "MUST", {"responder"}, std::move(run));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cases/builtin.h"
+#include "cases/cpp/case_def.h"
 #include "cases/cpp/control_helpers.h"
 #include "control/fields.h"
 #include "control/messages.h"
@@ -381,33 +382,13 @@ void access_error_async_event(CaseContext& ctx) {
       {{"async_event", "QP_ACCESS_ERR (or QP_REQ_ERR, QP_FATAL) on the QP", event_list(seen)}});
 }
 
-// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
-struct Cite {
-  std::string citation, rule, checked;
-};
-
-void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
-         Cite cite, std::string level, std::vector<std::string> needs,
-         std::function<void(CaseContext&)> run) {
-  engine::CaseDef def;
-  def.area = id.substr(0, id.find('/'));
-  def.id = std::move(id);
-  def.title = std::move(title);
-  def.description = std::move(description);
-  def.citation = std::move(cite.citation);
-  def.rule = std::move(cite.rule);
-  def.checked = std::move(cite.checked);
-  def.requirement = std::move(level);
-  def.needs = std::move(needs);
-  def.source = std::string(kSource);
-  def.run = std::move(run);
-  catalogue.add(std::move(def));
-}
+constexpr CaseFile kFile{kSource};
 
 }  // namespace
 
 void add_qp_cpp_cases(engine::Catalogue& catalogue) {
-  add(catalogue, "qp/legal-transitions",
+  kFile.add(
+      catalogue, "qp/legal-transitions",
       "RESET->INIT->RTR->RTS succeed with their required attributes; RTR receives, RTS sends",
       "A QP made through control is queried in RESET, then moved to INIT, RTR and RTS, each "
       "transition with exactly the attributes it requires; each must succeed and query must show "
@@ -418,7 +399,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "requires for them; in RTR the QP receives, in RTS it also sends",
        "C10-20: linux-rdma 2021-07; 11.2.4.2: Annex A17 text, SIF sif_qp.c; unchecked: 10.3"},
       "MUST", {"control"}, legal_transitions);
-  add(catalogue, "qp/no-stale-send-queue",
+  kFile.add(
+      catalogue, "qp/no-stale-send-queue",
       "A QP flushed and reset sends nothing of its old send queue when it is back in RTS",
       "A SEND is posted and received (not ACKed); the QP is moved to ERR (the WR completes with "
       "WR_FLUSH_ERR), reset and brought back to RTS. Nothing may be sent then; a new SEND must be "
@@ -428,7 +410,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "sends nothing of its old send queue",
        "11.2.4.2: Annex A17 text, SIF sif_qp.c; unchecked: 10.3"},
       "MUST", {"control"}, no_stale_send_queue);
-  add(catalogue, "qp/doorbell-two-wqes",
+  kFile.add(
+      catalogue, "qp/doorbell-two-wqes",
       "Two SEND WRs posted in one call go out as two messages with their own payloads, in order",
       "One post_send request carries two SEND WRs (40 bytes of pattern 0x11, 56 bytes of pattern "
       "0x77), so they share one doorbell. The tester must receive two SEND_ONLY packets, PSN 0 and "
@@ -438,7 +421,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "its own data",
        "unchecked"},
       "MUST", {"control"}, doorbell_two_wqes);
-  add(catalogue, "data/send-byte-exact",
+  kFile.add(
+      catalogue, "data/send-byte-exact",
       "A SEND lands byte for byte in the receive buffer, with the right byte_len and qp_num",
       "One 256-byte receive is posted; a 100-byte SEND of pattern 7 is ACKed, its receive "
       "completes as RECV with byte_len 100 and the QP's number, and the first 100 bytes of the "
@@ -448,7 +432,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "byte length and the QP",
        "unchecked"},
       "MUST", {"control"}, send_byte_exact);
-  add(catalogue, "nak/rkey-out-of-bounds",
+  kFile.add(
+      catalogue, "nak/rkey-out-of-bounds",
       "A WRITE one byte past the R_Key's region gets NAK remote access error; up to the end it is "
       "ACKed",
       "Using the region length from the REP, a 16-byte WRITE ending exactly at the last byte is "
@@ -460,7 +445,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "NAK 0x62 for R_Key violations: Linux rxe; C9-222.1.1 (9.9.3.1.3): linux-rdma 2026-02; "
        "unchecked: 10.6, 9.7.5.2"},
       "MUST", {"responder"}, rkey_out_of_bounds);
-  add(catalogue, "nak/mr-write-denied",
+  kFile.add(
+      catalogue, "nak/mr-write-denied",
       "A WRITE through the R_Key of a region without REMOTE_WRITE gets NAK remote access error",
       "A second region is registered with LOCAL_WRITE and REMOTE_READ. A READ through its R_Key "
       "returns its content; a WRITE through it gets a NAK remote access error (not invalid "
@@ -471,7 +457,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "C10-57: linux-rdma 2020-09; NAK 0x62: Linux rxe; C9-222.1.1 (9.9.3.1.3): linux-rdma "
        "2026-02; unchecked: 9.7.5.2"},
       "MUST", {"control"}, mr_write_denied);
-  add(catalogue, "nak/access-error-async-event",
+  kFile.add(
+      catalogue, "nak/access-error-async-event",
       "An R_Key violation on a WRITE without immediate is NAKed and reported as an affiliated "
       "asynchronous error",
       "An RDMA WRITE without immediate through an R_Key that does not exist consumes no receive "
@@ -485,7 +472,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "as an affiliated asynchronous error",
        "C9-222.1.1 (9.9.3.1.3) text: linux-rdma 2026-02; unchecked: 10.10.2.3"},
       "MUST", {"control"}, access_error_async_event);
-  add(catalogue, "cq/overflow-at-depth",
+  kFile.add(
+      catalogue, "cq/overflow-at-depth",
       "A CQ overruns at exactly depth+1 completions, raising CQ_ERR on that CQ only",
       "QP c completes receives on a CQ created with depth 4 (the depth the target grants is used). "
       "depth SENDs must raise no CQ error; the next one overruns the CQ and must raise the "
@@ -495,7 +483,8 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue) {
        "A CQ overrun is a CQ error, reported as an affiliated asynchronous error on that CQ",
        "C11-37: linux-rdma 2019-06; unchecked: 11.6.3"},
       "MUST", {"control"}, cq_overflow_at_depth);
-  add(catalogue, "cq/send-overflow-qp-error",
+  kFile.add(
+      catalogue, "cq/send-overflow-qp-error",
       "A send completion that overruns its CQ puts the requester QP in Error with an affiliated "
       "asynchronous error",
       "An RC QP sends depth+1 signaled SENDs on a CQ of depth 4 (the depth granted); one ACK "

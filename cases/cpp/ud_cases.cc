@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cases/builtin.h"
+#include "cases/cpp/case_def.h"
 #include "cases/cpp/control_helpers.h"
 #include "dissector/address_text.h"
 #include "suite/engine/frame_builder.h"
@@ -163,25 +164,10 @@ void oversize_send_silent(CaseContext& ctx) {
   expect_wc(ctx, u.cq, {.wr_id = 2, .status = "SUCCESS", .opcode = "SEND"});
 }
 
-struct Cite {
-  std::string citation, rule, checked;
-};
-
 void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
          Cite cite, std::string level, std::function<void(CaseContext&)> run) {
-  engine::CaseDef def;
-  def.area = id.substr(0, id.find('/'));
-  def.id = std::move(id);
-  def.title = std::move(title);
-  def.description = std::move(description);
-  def.citation = std::move(cite.citation);
-  def.rule = std::move(cite.rule);
-  def.checked = std::move(cite.checked);
-  def.requirement = std::move(level);
-  def.needs = {"control"};
-  def.source = std::string(kSource);
-  def.run = std::move(run);
-  catalogue.add(std::move(def));
+  add_case(catalogue, kSource, std::move(id), std::move(title), std::move(description),
+           std::move(cite), std::move(level), {"control"}, std::move(run));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cases/builtin.h"
+#include "cases/cpp/case_def.h"
 #include "cases/cpp/control_helpers.h"
 #include "dissector/address_text.h"
 #include "suite/engine/frame_builder.h"
@@ -37,6 +38,20 @@ ctl::RecvWr recv_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint32_
   return {wr_id, {{mr.addr, len, mr.lkey}}};
 }
 
+// An RC QP in RESET for `c`, on a CQ of its own, and a 4 KiB buffer in its PD.
+struct QpInReset {
+  std::uint32_t cq = 0;
+  ctl::RegMrReply buf;
+};
+QpInReset qp_in_reset(CaseContext& ctx, Connection& c) {
+  step(ctx, "create an RC QP (RESET) and a buffer");
+  Control t(ctx);
+  const std::uint32_t pd = t.setup(ctl::AllocPd{}).pd;
+  const std::uint32_t cq = t.setup(ctl::CreateCq{16}).cq;
+  create_rc_qp(ctx, c, pd, cq, 4);
+  return {cq, reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"})};
+}
+
 // ---- post in a state that cannot take it --------------------------------------------------
 
 // Post Send in RESET, INIT and RTR is refused at once; nothing goes out; in RTS it works and in
@@ -44,11 +59,7 @@ ctl::RecvWr recv_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint32_
 void post_send_before_rts_refused(CaseContext& ctx) {
   Control t(ctx);
   Connection& c = ctx.new_connection("c");
-  step(ctx, "create an RC QP (RESET) and a buffer");
-  const std::uint32_t pd = t.setup(ctl::AllocPd{}).pd;
-  const std::uint32_t cq = t.setup(ctl::CreateCq{16}).cq;
-  create_rc_qp(ctx, c, pd, cq, 4);
-  const auto buf = reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"});
+  const auto [cq, buf] = qp_in_reset(ctx, c);
   write_mr(ctx, buf, 0, engine::fill_pattern(0x21, 32));
 
   step(ctx, "post_send in RESET");
@@ -86,11 +97,7 @@ void post_send_before_rts_refused(CaseContext& ctx) {
 void post_recv_in_reset_refused(CaseContext& ctx) {
   Control t(ctx);
   Connection& c = ctx.new_connection("c");
-  step(ctx, "create an RC QP (RESET) and a buffer");
-  const std::uint32_t pd = t.setup(ctl::AllocPd{}).pd;
-  const std::uint32_t cq = t.setup(ctl::CreateCq{16}).cq;
-  create_rc_qp(ctx, c, pd, cq, 4);
-  const auto buf = reg_mr(ctx, pd, 4096, {"LOCAL_WRITE"});
+  const auto [cq, buf] = qp_in_reset(ctx, c);
 
   step(ctx, "post_recv in RESET");
   must_refuse(ctx, ctl::PostRecv{c.remote_qpn, {recv_wr(1, buf, 256)}}, "post_recv in RESET");
@@ -237,33 +244,13 @@ void target_initiates_dreq(CaseContext& ctx) {
   ctx.expect_status(c, {{"state", "disconnected"}}, ctx.timing().expect_window());
 }
 
-// A case's citation (clause numbers, statement IDs), its rule and where the citation was checked.
-struct Cite {
-  std::string citation, rule, checked;
-};
-
-void add(engine::Catalogue& catalogue, std::string id, std::string title, std::string description,
-         Cite cite, std::string level, std::vector<std::string> needs,
-         std::function<void(CaseContext&)> run) {
-  engine::CaseDef def;
-  def.area = id.substr(0, id.find('/'));
-  def.id = std::move(id);
-  def.title = std::move(title);
-  def.description = std::move(description);
-  def.citation = std::move(cite.citation);
-  def.rule = std::move(cite.rule);
-  def.checked = std::move(cite.checked);
-  def.requirement = std::move(level);
-  def.needs = std::move(needs);
-  def.source = std::string(kSource);
-  def.run = std::move(run);
-  catalogue.add(std::move(def));
-}
+constexpr CaseFile kFile{kSource};
 
 }  // namespace
 
 void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
-  add(catalogue, "qp/post-send-before-rts-refused",
+  kFile.add(
+      catalogue, "qp/post-send-before-rts-refused",
       "Post Send in RESET, INIT and RTR is refused at once; in ERR the WR completes flushed",
       "An RC QP made through control is given a SEND WR in RESET, in INIT and in RTR; each "
       "post_send should be refused with an immediate error and nothing may reach the wire, not "
@@ -276,7 +263,8 @@ void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
        "C10-96: opa-hfi1 rdmavt qp.c, rdma-unit-test qp_test.cc (notes that most drivers "
        "deviate); unchecked: 10.8, 11.4.1.1"},
       "SHOULD", {"control"}, post_send_before_rts_refused);
-  add(catalogue, "qp/post-recv-in-reset-refused",
+  kFile.add(
+      catalogue, "qp/post-recv-in-reset-refused",
       "Post Receive in RESET is refused; a receive posted in INIT is the one a SEND takes",
       "An RC QP in RESET is given a receive WR: post_recv must be refused at once. In INIT a "
       "receive is accepted; once the QP is in RTR/RTS a SEND completes that receive, and a second "
@@ -286,7 +274,8 @@ void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
        "queued",
        "C10-97.2.1: rdma-core providers/rxe rxe.c, linux-rdma 2023-04; unchecked: 11.4.1.2"},
       "MUST", {"control"}, post_recv_in_reset_refused);
-  add(catalogue, "cq/destroy-in-use-refused",
+  kFile.add(
+      catalogue, "cq/destroy-in-use-refused",
       "Destroying a CQ that a QP still uses fails, and the CQ keeps working",
       "A CQ is the send and receive CQ of an RC QP. destroy_cq must be refused while the QP "
       "exists; the CQ must still take the QP's completions (a SEND's receive completes on it), "
@@ -294,7 +283,8 @@ void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
       {"C11-17; 11.2.8.3", "Destroy CQ fails while a work queue is still associated with the CQ",
        "C11-17: linux-rdma 2022-03; unchecked: 11.2.8.3"},
       "MUST", {"control"}, destroy_cq_in_use_refused);
-  add(catalogue, "nak/mr-other-pd-denied",
+  kFile.add(
+      catalogue, "nak/mr-other-pd-denied",
       "A WRITE through the R_Key of a region of another protection domain gets NAK remote access "
       "error",
       "A second PD is allocated and a region with remote write and read rights registered in "
@@ -306,7 +296,8 @@ void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
        "C10-56: linux-rdma 2020-09; NAK 0x62 for R_Key violations: Linux rxe; C9-222.1.1: "
        "linux-rdma 2026-02; unchecked: 10.6, 9.7.5.2"},
       "MUST", {"control"}, mr_other_pd_denied);
-  add(catalogue, "qp/gid-table-typed",
+  kFile.add(
+      catalogue, "qp/gid-table-typed",
       "GID index 0 is the port's invariant link-local GID, every entry has a GID type, and a "
       "RoCEv2 entry carries the port's IPv4 address",
       "The port's GID table from hello: index 0 must hold a link-local GID (fe80::/64), every "
@@ -318,7 +309,8 @@ void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
        "carries a GID type",
        "C10-2: linux-rdma (Oracle) post; CA17-26: Annex A17 text; unchecked: 10.2.1, A17.4.5"},
       "MUST", {"control"}, gid_table);
-  add(catalogue, "cm/target-initiates-dreq",
+  kFile.add(
+      catalogue, "cm/target-initiates-dreq",
       "The target releases a connection with a DREQ carrying its IDs, and a DREP completes it",
       "The target connects to the tester (as cm/active-side-connects), then is told to "
       "disconnect. It must send a DREQ whose Local Communication ID is its own, Remote "
