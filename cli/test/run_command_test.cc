@@ -61,7 +61,7 @@ TEST(RunCommand, ListFormatsTraceability) {
   EXPECT_EQ(md.exit_code, 0) << md.err;
   EXPECT_NE(md.out.find("| Case | Citation | Release | Level | Rule | Checked |"),
             std::string::npos);
-  EXPECT_NE(md.out.find("| `psn/gap-naks-once` | 9.7.5.1 C9-97 C9-98; 9.7.5.2 | IBA Vol 1 "
+  EXPECT_NE(md.out.find("| `psn/gap-naks-once` | 9.7.5.1 C9-97 C9-98; 9.7.5.2; CA17-25 | IBA Vol 1 "
                         "Release 1.2.1 + Annex A17 | MUST |"),
             std::string::npos)
       << md.out;
