@@ -110,7 +110,10 @@ class DeviceRun {
         result_.silence_ns = timing_.silence_window();
         calibrated_ = true;
       }
-      result_.cases.push_back(engine::run_case(t, def, timing_, options_.seed));
+      report::CaseResult r = engine::run_case(t, def, timing_, options_.seed);
+      // A run-level case (header/sent-framing) grades what the device's earlier cases left.
+      if (def.grade_run) def.grade_run(r, result_.cases);
+      result_.cases.push_back(std::move(r));
       result_.notes = engine::run_notes(t, result_.cases);
     }
     result_.duration_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -166,7 +169,14 @@ void register_device_run(py::module_& m) {
       "catalogue",
       [] {
         py::list out;
-        for (const engine::CaseDef& c : cases::builtin_catalogue().cases()) {
+        // Run-level cases last, as `roceconf run` runs them: they grade the others' packets.
+        std::vector<const engine::CaseDef*> order;
+        for (const engine::CaseDef& c : cases::builtin_catalogue().cases())
+          if (!c.grade_run) order.push_back(&c);
+        for (const engine::CaseDef& c : cases::builtin_catalogue().cases())
+          if (c.grade_run) order.push_back(&c);
+        for (const engine::CaseDef* cp : order) {
+          const engine::CaseDef& c = *cp;
           py::dict d;
           d["id"] = c.id;
           d["area"] = c.area;
@@ -174,12 +184,14 @@ void register_device_run(py::module_& m) {
           d["requirement"] = c.requirement;
           d["needs"] = c.needs;
           d["source"] = c.source;
+          d["run_level"] = static_cast<bool>(c.grade_run);
           out.append(d);
         }
         return out;
       },
       "The built-in catalogue (scripts and C++ cases): id, area, title, requirement, needs, "
-      "source, in the order `roceconf run` runs them.");
+      "source, run_level (graded over the device's other cases), in the order `roceconf run` "
+      "runs them.");
 
   py::class_<DeviceRun>(m, "DeviceRun",
                         "One device's cases, run one at a time, and its reports (the pytest "

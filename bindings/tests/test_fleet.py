@@ -299,3 +299,20 @@ class socket_port:
 
     def __exit__(self, *exc):
         self.sock.close()
+
+
+def test_the_run_level_case_grades_the_devices_other_cases(tmp_path):
+    """header/sent-framing runs after a device's other cases under pytest too and grades their
+    packets, as `roceconf run` does."""
+    out = tmp_path / "fleet"
+    r = subprocess.run(pytest_cmd("--roceconf-device", "df=reference:df-clear",
+                                  "--roceconf-catalogue", "header/sent-framing",
+                                  "--roceconf-catalogue", "psn/in-order-ack",
+                                  "--roceconf-fleet", str(out)),
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr
+    cases = json.loads((out / "df.json").read_text())["cases"]
+    assert [c["id"] for c in cases] == ["psn/in-order-ack", "header/sent-framing"]
+    framing = cases[1]
+    assert framing["verdict"] == "fail"
+    assert "packets in 2 cases break framing" in framing["reason"], framing["reason"]
