@@ -113,6 +113,7 @@ void register_targets(py::module_& m) {
                                d["responder"] = c.responder;
                                d["control"] = c.control;
                                d["max_pmtu"] = c.max_pmtu;
+                               d["congestion_management"] = c.congestion_management;
                                return d;
                              })
       .def_property_readonly("tester",

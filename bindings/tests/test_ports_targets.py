@@ -34,6 +34,8 @@ def class_port_info_get(target):
 def test_reference_target_answers_a_mad_built_here():
     target = roceconf.Target.reference()
     assert target.kind == "reference" and target.capabilities["control"]
+    # The reference NIC models no RoCEv2 congestion management: its ECN stays 00 (CA17-5).
+    assert target.capabilities["congestion_management"] is False
     target.port.send(bytes(class_port_info_get(target)))
     data, _ = target.port.receive(timeout=1.0)
     answer = roceconf.parse(data)
