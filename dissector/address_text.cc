@@ -75,10 +75,26 @@ std::optional<Ipv4Address> parse_ipv4(std::string_view text) {
   return address;
 }
 
+Ipv6Address gid_from_ipv4(const Ipv4Address& address) {
+  Ipv6Address gid{};
+  gid[10] = gid[11] = 0xFF;
+  std::copy(address.begin(), address.end(), gid.begin() + 12);
+  return gid;
+}
+
+bool gid_is_ipv4_mapped(const Ipv6Address& gid) {
+  for (std::size_t i = 0; i < 10; ++i)
+    if (gid[i] != 0) return false;
+  return gid[10] == 0xFF && gid[11] == 0xFF;
+}
+
+std::optional<Ipv4Address> gid_ipv4(const Ipv6Address& gid) {
+  if (!gid_is_ipv4_mapped(gid)) return std::nullopt;
+  return Ipv4Address{gid[12], gid[13], gid[14], gid[15]};
+}
+
 std::string format_gid(const Ipv6Address& a) {
-  bool mapped = a[10] == 0xFF && a[11] == 0xFF;
-  for (std::size_t i = 0; i < 10 && mapped; ++i) mapped = a[i] == 0;
-  if (mapped) return "::ffff:" + format_ipv4({a[12], a[13], a[14], a[15]});
+  if (const auto v4 = gid_ipv4(a)) return "::ffff:" + format_ipv4(*v4);
   std::uint16_t g[8];
   for (std::size_t i = 0; i < 8; ++i) g[i] = be::load16(&a[2 * i]);
   // RFC 5952: the longest run of two or more zero groups becomes "::" (the first on a tie).
@@ -117,12 +133,7 @@ std::optional<Ipv6Address> parse_ipv6(std::string_view text) {
 }
 
 std::optional<Ipv6Address> parse_gid(std::string_view text) {
-  if (const auto v4 = parse_ipv4(text)) {
-    Ipv6Address gid{};
-    gid[10] = gid[11] = 0xFF;
-    std::copy(v4->begin(), v4->end(), gid.begin() + 12);
-    return gid;
-  }
+  if (const auto v4 = parse_ipv4(text)) return gid_from_ipv4(*v4);
   return parse_ipv6(text);
 }
 

@@ -25,6 +25,11 @@ std::string format_ipv4(const Ipv4Address& address);
 // (inet_aton would read "010" as octal 8).
 std::optional<Ipv4Address> parse_ipv4(std::string_view text);
 
+// ::ffff:a.b.c.d: the GID (an IPv6 address) RoCEv2 uses for an IPv4 address, and back.
+Ipv6Address gid_from_ipv4(const Ipv4Address& address);
+bool gid_is_ipv4_mapped(const Ipv6Address& gid);
+std::optional<Ipv4Address> gid_ipv4(const Ipv6Address& gid);
+
 // A GID or IPv6 address: "::ffff:192.0.2.1" for IPv4-mapped ones (how RoCEv2 GIDs carry IPv4
 // addresses), RFC 5952 text otherwise ("fe80::1", "2001:db8::1").
 std::string format_gid(const Ipv6Address& gid);

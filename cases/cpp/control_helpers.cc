@@ -92,6 +92,22 @@ ctl::SendWr send_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint64_
   return wr;
 }
 
+void expect_write_refused(CaseContext& ctx, Connection& c, const ctl::RegMrReply& mr,
+                          std::uint32_t psn, std::uint32_t fill, std::string_view changed) {
+  const std::string p = std::to_string(psn);
+  ctx.send(c, "RDMA_WRITE_ONLY",
+           {{"psn", p},
+            {"ackreq", "1"},
+            {"len", "64"},
+            {"fill", "0x99"},
+            {"va", std::to_string(mr.addr)},
+            {"rkey", std::to_string(mr.rkey)}});
+  ctx.expect(&c, {"NAK", {{"psn", p}, {"syndrome", "rem_acc_err"}}}, ctx.timing().expect_window());
+  const std::string got = read_mr(ctx, mr, 0, 64);
+  if (got != pattern_hex(fill, 64))
+    ctx.fail(std::string(changed), {{"memory", pattern_hex(fill, 64), got}});
+}
+
 // The attributes of the three transitions RESET->INIT->RTR->RTS towards the tester's QP `c`.
 ctl::QpAttr state_attr(std::string state) {
   ctl::QpAttr a;

@@ -74,6 +74,11 @@ std::string read_mr(CaseContext& ctx, const ctl::RegMrReply& mr, std::uint64_t o
 ctl::SendWr send_wr(std::uint64_t wr_id, const ctl::RegMrReply& mr, std::uint64_t offset,
                     std::uint32_t length);
 
+// A 64-byte WRITE at PSN `psn` through `mr`'s R_Key must get NAK remote access error and leave
+// the region's first 64 bytes the pattern `fill` wrote; `changed` is the failure when it did not.
+void expect_write_refused(CaseContext& ctx, Connection& c, const ctl::RegMrReply& mr,
+                          std::uint32_t psn, std::uint32_t fill, std::string_view changed);
+
 // The attributes of the three transitions RESET->INIT->RTR->RTS towards the tester's QP `c`.
 ctl::QpAttr state_attr(std::string state);
 ctl::QpAttr init_attr();

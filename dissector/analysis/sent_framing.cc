@@ -89,8 +89,7 @@ class Grader {
   void address(std::string_view statement, std::string_view field, const Ipv4Address& have,
                const std::optional<Gid>& gid, std::string_view whose) {
     if (!gid) return;
-    const Gid mapped = ipv4_mapped_gid(have);
-    if (mapped == *gid) return;
+    if (gid_from_ipv4(have) == *gid) return;
     add(statement, field, format_ipv4(have), fmt::format("{} ({})", format_gid(*gid), whose));
   }
 
@@ -177,14 +176,6 @@ std::string FramingFinding::text() const {
 
 std::vector<FramingFinding> check_sent_framing(const Packet& packet, const SentFramingExpect& e) {
   return Grader(packet, e).run();
-}
-
-Gid ipv4_mapped_gid(const Ipv4Address& ip) {
-  Gid g{};
-  g[10] = 0xFF;
-  g[11] = 0xFF;
-  std::copy(ip.begin(), ip.end(), g.begin() + 12);
-  return g;
 }
 
 std::optional<FramingFinding> parse_framing_finding(std::string_view line) {

@@ -50,9 +50,6 @@ inline constexpr std::string_view kFramingPrefix = "framing: ";
 // MAD when present.
 std::vector<FramingFinding> check_sent_framing(const Packet& packet, const SentFramingExpect& e);
 
-// A GID for an IPv4 address (::ffff:a.b.c.d).
-Gid ipv4_mapped_gid(const Ipv4Address& ip);
-
 // A line made by FramingFinding::text(); nullopt for any other line.
 std::optional<FramingFinding> parse_framing_finding(std::string_view line);
 

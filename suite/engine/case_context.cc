@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dissector/address_text.h"
 #include "dissector/analysis/psn.h"
 #include "dissector/opcode.h"
 #include "suite/engine/segmenter.h"
@@ -27,8 +28,8 @@ CaseContext::CaseContext(Target& target, const Timing& timing, report::CaseResul
   // Every frame the target sends is graded for framing (header/sent-framing folds the findings).
   SentFramingExpect framing;
   framing.congestion_management = target.capabilities().congestion_management;
-  framing.source_gid = ipv4_mapped_gid(target.device().ip);
-  framing.destination_gid = ipv4_mapped_gid(target.tester().ip);
+  framing.source_gid = gid_from_ipv4(target.device().ip);
+  framing.destination_gid = gid_from_ipv4(target.tester().ip);
   demux_.set_framing(framing);
   // QPNs, comm IDs and TIDs differ between cases (a target may still remember the previous
   // case's connection) and repeat exactly between runs of the same case.

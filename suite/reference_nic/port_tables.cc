@@ -29,24 +29,6 @@ std::string_view gid_type_name(GidType type) {
   return "?";
 }
 
-Gid gid_from_ipv4(std::array<std::uint8_t, 4> address) {
-  Gid g{};
-  g[10] = 0xFF;
-  g[11] = 0xFF;
-  std::copy(address.begin(), address.end(), g.begin() + 12);
-  return g;
-}
-
-bool gid_is_ipv4_mapped(const Gid& gid) {
-  return std::all_of(gid.begin(), gid.begin() + 10, [](std::uint8_t b) { return b == 0; }) &&
-         gid[10] == 0xFF && gid[11] == 0xFF;
-}
-
-std::optional<std::array<std::uint8_t, 4>> gid_ipv4(const Gid& gid) {
-  if (!gid_is_ipv4_mapped(gid)) return std::nullopt;
-  return std::array<std::uint8_t, 4>{gid[12], gid[13], gid[14], gid[15]};
-}
-
 Gid gid_link_local(const MacAddress& mac) {
   Gid g{0xFE, 0x80};
   g[8] = mac[0] ^ 0x02;  // flip the universal/local bit (modified EUI-64)

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dissector/address_text.h"
 #include "dissector/ib_headers.h"
 #include "suite/reference_nic/errors.h"
 
@@ -43,10 +44,7 @@ struct GidEntry {
   friend bool operator==(const GidEntry&, const GidEntry&) = default;
 };
 
-// ::ffff:a.b.c.d, the RoCEv2 GID of an IPv4 address (address bytes in network order).
-Gid gid_from_ipv4(std::array<std::uint8_t, 4> address);
-bool gid_is_ipv4_mapped(const Gid& gid);
-std::optional<std::array<std::uint8_t, 4>> gid_ipv4(const Gid& gid);
+// IPv4-mapped GIDs (gid_from_ipv4, gid_ipv4): dissector/address_text.h.
 // fe80::/64 with the modified EUI-64 of the MAC: the default GID 0 of a RoCE port.
 Gid gid_link_local(const MacAddress& mac);
 

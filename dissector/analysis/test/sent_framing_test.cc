@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "dissector/address_text.h"
 #include "dissector/analysis/test/frames.h"
 #include "dissector/icrc.h"
 
@@ -20,8 +21,8 @@ SentFramingExpect expect() {
   SentFramingExpect e;
   e.hop_limit = 17;
   e.traffic_class = 0x68;
-  e.source_gid = ipv4_mapped_gid({192, 0, 2, 2});
-  e.destination_gid = ipv4_mapped_gid({192, 0, 2, 1});
+  e.source_gid = gid_from_ipv4({192, 0, 2, 2});
+  e.destination_gid = gid_from_ipv4({192, 0, 2, 1});
   return e;
 }
 
