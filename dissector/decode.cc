@@ -494,6 +494,12 @@ std::uint16_t ipv4_checksum(Bytes header) {
   return static_cast<std::uint16_t>(~sum);
 }
 
+void refresh_ipv4_checksum(std::span<std::uint8_t> header) {
+  if (header.size() < Ipv4::kSize) return;
+  be::store16(&header[10], 0);
+  be::store16(&header[10], ipv4_checksum(Bytes(header)));
+}
+
 void decode_into(Packet& p, Bytes frame, LinkType link, const DecodeOptions& options) {
   p.framing = Framing::kNone;
   p.eth.reset();

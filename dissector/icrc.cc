@@ -37,6 +37,14 @@ void clear_upper_vector_state() {
 
 }  // namespace
 
+void refresh_roce_v2_ipv4_icrc(std::span<std::uint8_t> frame, std::size_t ip_at,
+                               std::size_t bth_at) {
+  if (frame.size() < 4 || ip_at > bth_at || bth_at > frame.size() - 4) return;
+  const std::size_t icrc_at = frame.size() - 4;
+  store_icrc(&frame[icrc_at], compute_icrc(Bytes(frame).subspan(ip_at, icrc_at - ip_at),
+                                           IcrcFraming::kRoceV2Ipv4, bth_at - ip_at));
+}
+
 std::uint32_t compute_icrc(Bytes data, IcrcFraming framing, std::size_t bth_offset) {
   const std::size_t prefix = bth_offset + 12;  // everything that carries masked fields
   if (prefix > data.size() || prefix > kMaxMaskedPrefix - kLrhSize) return 0;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "dissector/bytes.h"
 
@@ -39,6 +40,11 @@ constexpr void store_icrc(std::uint8_t* p, std::uint32_t v) {
   p[2] = static_cast<std::uint8_t>(v >> 16);
   p[3] = static_cast<std::uint8_t>(v >> 24);
 }
+
+// Recomputes, in place, the ICRC (the last 4 bytes) of a RoCEv2-over-IPv4 frame whose IPv4
+// header starts at `ip_at` and BTH at `bth_at`: for frames edited after they were encoded.
+void refresh_roce_v2_ipv4_icrc(std::span<std::uint8_t> frame, std::size_t ip_at,
+                               std::size_t bth_at);
 
 // VCRC: CRC-16, polynomial 0x100B (reflected 0xD008), initial 0xFFFF, final XOR 0xFFFF, over
 // LRH through ICRC; sent least significant byte first (checked against real DAG captures).

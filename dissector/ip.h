@@ -73,6 +73,8 @@ struct Ipv4 {
 
 // RFC 1071 one's-complement sum over an IPv4 header (checksum field included: 0 when valid).
 std::uint16_t ipv4_checksum(Bytes header);
+// Recomputes, in place, the checksum of an IPv4 header (for headers edited after encoding).
+void refresh_ipv4_checksum(std::span<std::uint8_t> header);
 
 struct Ipv6 {
   static constexpr std::size_t kSize = 40;

@@ -48,15 +48,6 @@ std::vector<std::uint8_t> request_frame(CaseContext& ctx, const Connection& c, s
   return std::move(frame->bytes);
 }
 
-// Recomputes the ICRC of an edited RoCEv2/IPv4 frame, so only the intended defect remains.
-void refresh_icrc(std::vector<std::uint8_t>& f) {
-  const std::size_t end = f.size() - 4;
-  const At at = offsets(f);
-  const std::uint32_t crc =
-      compute_icrc(Bytes(f.data() + at.ip, end - at.ip), IcrcFraming::kRoceV2Ipv4, at.bth - at.ip);
-  store_icrc(&f[end], crc);
-}
-
 // The same SEND_ONLY PSN 0, intact, must then be ACKed: the dropped frame changed nothing.
 void expect_intact_accepted(CaseContext& ctx, Connection& c) {
   step(ctx, "the same SEND_ONLY psn=0, intact, is ACKed");
@@ -120,10 +111,10 @@ void wrong_udp_port(CaseContext& ctx) {
   step(ctx, "SEND_ONLY psn=0 len=64 to UDP port 4792 instead of 4791");
   auto f = request_frame(ctx, c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
   const std::uint16_t port = Udp::kRocePort + 1;
-  const std::size_t udp = offsets(f).udp;
-  f[udp + 2] = static_cast<std::uint8_t>(port >> 8);
-  f[udp + 3] = static_cast<std::uint8_t>(port);
-  refresh_icrc(f);
+  const At at = offsets(f);
+  f[at.udp + 2] = static_cast<std::uint8_t>(port >> 8);
+  f[at.udp + 3] = static_cast<std::uint8_t>(port);
+  refresh_roce_v2_ipv4_icrc(f, at.ip, at.bth);  // so only the port is wrong
   ctx.send_frame(std::move(f), "c SEND_ONLY psn=0 ackreq=1 len=64 to UDP port 4792");
   step(ctx, "expect nothing (no RoCE packet at all)");
   ctx.expect_nothing(nullptr, ctx.timing().silence_window());

@@ -379,18 +379,9 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
     const std::size_t udp_at = ip_at + Ipv4::kSize + options.size();
     if (ip_len) be::store16(&out.bytes[ip_at + 2], *ip_len);
     if (udp_len) be::store16(&out.bytes[udp_at + 4], *udp_len);
-    if (eo.fill_checksum) {
-      be::store16(&out.bytes[ip_at + 10], 0);
-      const std::uint16_t sum =
-          ipv4_checksum(Bytes(out.bytes).subspan(ip_at, Ipv4::kSize + options.size()));
-      be::store16(&out.bytes[ip_at + 10], sum);
-    }
-    if (eo.fill_icrc) {
-      const std::size_t icrc_at = out.bytes.size() - 4;
-      store_icrc(&out.bytes[icrc_at],
-                 compute_icrc(Bytes(out.bytes).subspan(ip_at, icrc_at - ip_at),
-                              IcrcFraming::kRoceV2Ipv4, udp_at + Udp::kSize - ip_at));
-    }
+    if (eo.fill_checksum)
+      refresh_ipv4_checksum(std::span(out.bytes).subspan(ip_at, Ipv4::kSize + options.size()));
+    if (eo.fill_icrc) refresh_roce_v2_ipv4_icrc(out.bytes, ip_at, udp_at + Udp::kSize);
   }
   // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC.
   const std::size_t checksum_at = ip_at + 11;

@@ -49,10 +49,7 @@ std::vector<std::uint8_t> as_assumed(const Packet& p, Bytes frame, const Quirks&
     be::store16(&out[ip_at + hl + 4], static_cast<std::uint16_t>(total - hl));
   }
   // The checksum it verifies is the one of the header it believes in.
-  if (checksum_ok) {
-    be::store16(&out[ip_at + 10], 0);
-    be::store16(&out[ip_at + 10], ipv4_checksum(Bytes(out).subspan(ip_at, hl)));
-  }
+  if (checksum_ok) refresh_ipv4_checksum(std::span(out).subspan(ip_at, hl));
   return out;
 }
 
