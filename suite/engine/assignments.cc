@@ -1,6 +1,7 @@
 #include "suite/engine/assignments.h"
 
 #include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -70,10 +71,14 @@ std::expected<Duration, std::string> parse_duration(std::string_view text) {
   const auto number = [&](std::string_view digits) -> std::optional<double> {
     double v = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || v < 0)
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
+        !std::isfinite(v) || v < 0)
       return std::nullopt;
     return v;
   };
+  // A script's windows are short; the caps keep the nanosecond count inside TimeNs.
+  constexpr double kMaxNs = 3600e9;
+  constexpr double kMaxRtts = 1e6;
   struct Unit {
     std::string_view suffix;
     double ns;
@@ -84,7 +89,13 @@ std::expected<Duration, std::string> parse_duration(std::string_view text) {
     if (!text.ends_with(u.suffix)) continue;
     const auto v = number(text.substr(0, text.size() - u.suffix.size()));
     if (!v) break;
-    if (u.suffix == "rtt") return Duration{0, *v};
+    if (u.suffix == "rtt") {
+      if (*v > kMaxRtts)
+        return std::unexpected(fmt::format("'{}' is too long (at most 1000000rtt)", text));
+      return Duration{0, *v};
+    }
+    if (*v * u.ns > kMaxNs)
+      return std::unexpected(fmt::format("'{}' is too long (at most 3600s)", text));
     return Duration{static_cast<TimeNs>(*v * u.ns), std::nullopt};
   }
   return std::unexpected(

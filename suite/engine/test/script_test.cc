@@ -1,4 +1,5 @@
 // The case language: parsing, its errors, and every built-in script.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -172,6 +173,16 @@ TEST(Script, ErrorsNameFileAndLine) {
   EXPECT_FALSE(parse_script("f", "level: MUST\nconnect c\n"));              // no clause
   EXPECT_FALSE(parse_script("f", "clause: x\nlevel: OFTEN\nconnect c\n"));  // bad level
   EXPECT_FALSE(parse_script("f", "clause: x\nlevel: MUST\n"));              // no steps
+}
+
+TEST(Script, DurationsOutOfRangeAreRefused) {
+  // Found by the script fuzzer: a huge duration overflowed the nanosecond count.
+  for (const char* d : {"2e54s", "infms", "nanus", "1e7rtt", "3601s"}) {
+    auto s = parse_script("f", fmt::format("clause: x\nlevel: MUST\n+{} new c\n", d));
+    ASSERT_FALSE(s) << d;
+    EXPECT_NE(s.error().find(d), std::string::npos) << s.error();
+  }
+  EXPECT_TRUE(parse_script("f", "clause: x\nlevel: MUST\n+3600s new c\n"));
 }
 
 TEST(Script, BrokenScriptBecomesAnErroringCase) {
