@@ -72,6 +72,16 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
     {kEcnEctWithoutCc, "ecn-ect-without-cc", "header",
      "ECT(0) on every packet though congestion management is not modelled"},
     {kDfClear, "df-clear", "header", "the IPv4 Don't Fragment bit is never set"},
+    {kPortLidReported, "port-lid-reported", "qp",
+     "the port reports LID 1, an SM at LID 1 and LMC 1, as an InfiniBand port would"},
+    {kClientReregAdvertised, "client-rereg-advertised", "qp",
+     "the port advertises client reregistration (CLIENT_REG_SUP)"},
+    {kSolicitedEventAlways, "solicited-event-always", "cq",
+     "a CQ armed for solicited completions raises its event on any completion"},
+    {kCqStaysArmed, "cq-stays-armed", "cq",
+     "a completion event does not disarm the CQ: every later completion raises one"},
+    {kLapLidChecked, "lap-lid-checked", "cm",
+     "a LAP with nonzero alternate port LIDs is answered with APR status 7 (invalid LID)"},
 }};
 }  // namespace
 
