@@ -57,6 +57,12 @@ enum class Quirk : std::uint8_t {
   kTtlFixed64,                 // IP TTL / hop limit always 64, whatever the AV says
   kEcnEctWithoutCc,            // ECT(0) on every packet without congestion management
   kDfClear,                    // IPv4 Don't Fragment never set
+  kMwRkeySurvivesRebind,       // a window's old R_Key still works after a rebind or invalidation
+  kMwPdUnchecked,              // a type 1 window is reached through a QP of any PD
+  kMwQpUnchecked,              // a type 2 window is reached through any QP
+  kMwBindRightUnchecked,       // windows bind to regions without the MW_BIND right
+  kMwAccessUnchecked,          // a window grants its region's rights, not its own
+  kMwZeroBasedUnbounded,       // a zero-based window reaches to the end of its region
   kCount,
 };
 
