@@ -119,6 +119,13 @@ TEST(AgentSession, WithoutTheDeviceVerbsAnswerEnodev) {
   const json d = answer(R"({"op": "destroy_cq", "cq": 9})");
   EXPECT_EQ(d["errno"], "ENOENT");
   EXPECT_EQ(d["error"], "ENOENT: destroy_cq: no CQ 9");
+  // Memory windows name what they lack the same way.
+  EXPECT_EQ(answer(R"({"op": "alloc_mw", "pd": 1, "type": 2})")["error"],
+            "ENOENT: alloc_mw: no PD 1");
+  EXPECT_EQ(answer(R"({"op": "dealloc_mw", "mw": 3})")["error"],
+            "ENOENT: dealloc_mw: no memory window 3");
+  EXPECT_EQ(answer(R"({"op": "bind_mw", "qp_num": 5, "mw": 3})")["error"],
+            "ENOENT: bind_mw: no QP 5");
 }
 
 TEST(AgentSession, GarbageNeverCrashes) {
