@@ -57,6 +57,11 @@ enum class Quirk : std::uint8_t {
   kTtlFixed64,                 // IP TTL / hop limit always 64, whatever the AV says
   kEcnEctWithoutCc,            // ECT(0) on every packet without congestion management
   kDfClear,                    // IPv4 Don't Fragment never set
+  kPortLidReported,            // the port reports a LID, an SM LID and an LMC, as an IB port
+  kClientReregAdvertised,      // the port advertises client reregistration (CLIENT_REG_SUP)
+  kSolicitedEventAlways,       // a CQ armed for solicited completions fires on any completion
+  kCqStaysArmed,               // a completion event does not disarm the CQ
+  kLapLidChecked,              // a LAP with nonzero alternate port LIDs gets APR status 7
   kMwRkeySurvivesRebind,       // a window's old R_Key still works after a rebind or invalidation
   kMwPdUnchecked,              // a type 1 window is reached through a QP of any PD
   kMwQpUnchecked,              // a type 2 window is reached through any QP
