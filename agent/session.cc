@@ -91,6 +91,15 @@ std::string gid_type_text(std::uint32_t type) {
   }
 }
 
+// The window types the device binds: 1 with IBV_DEVICE_MEM_WINDOW, 2 with type 2B (bound to a
+// QP, what the API's type 2 means).
+json memory_window_types(unsigned int cap_flags) {
+  json out = json::array();
+  if (cap_flags & IBV_DEVICE_MEM_WINDOW) out.push_back(1);
+  if (cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) out.push_back(2);
+  return out;
+}
+
 bool is_v4_mapped(const ibv_gid& gid) {
   static constexpr std::array<std::uint8_t, 12> kPrefix = {0, 0, 0, 0, 0,    0,
                                                            0, 0, 0, 0, 0xFF, 0xFF};
@@ -123,6 +132,22 @@ class Ops {
     const auto it = s_.mrs_.find(h);
     if (it == s_.mrs_.end()) verbs_fail(ENOENT, fmt::format("{}: no MR {}", op, h));
     return it->second;
+  }
+  Session::Mw& mw(std::string_view op, std::uint32_t h) const {
+    const auto it = s_.mws_.find(h);
+    if (it == s_.mws_.end()) verbs_fail(ENOENT, fmt::format("{}: no memory window {}", op, h));
+    return it->second;
+  }
+  // ibv_mw_bind_info from the request's region, range, rights and zero_based.
+  ibv_mw_bind_info bind_info(const Fields& f) const {
+    ibv_mw_bind_info b{};
+    const std::uint32_t mr_handle = f.u32("mr", 0);
+    b.mr = mr_handle ? mr("bind_mw", mr_handle).mr : nullptr;
+    b.addr = f.u("addr", UINT64_MAX, 0);
+    b.length = f.u("length", UINT64_MAX, 0);
+    b.mw_access_flags = parse_flags(f, "access", FlagSet::kAccess);
+    if (f.boolean("zero_based", false)) b.mw_access_flags |= IBV_ACCESS_ZERO_BASED;
+    return b;
   }
   Session::Qp& qp(std::string_view op, std::uint32_t n) const {
     const auto it = s_.qps_.find(n);
@@ -183,7 +208,8 @@ class Ops {
               {"max_qp_wr", a.max_qp_wr},
               {"max_sge", a.max_sge},
               {"max_qp_rd_atom", a.max_qp_rd_atom},
-              {"max_qp_init_rd_atom", a.max_qp_init_rd_atom}}},
+              {"max_qp_init_rd_atom", a.max_qp_init_rd_atom},
+              {"memory_windows", memory_window_types(a.device_cap_flags)}}},
             {"port",
              {{"port_num", s_.options_.port},
               {"mac", mac},
@@ -220,6 +246,9 @@ class Ops {
       if (m.pd == h) verbs_fail(EBUSY, fmt::format("dealloc_pd: PD {} still has MR {}", h, handle));
     for (const auto& [num, q] : s_.qps_)
       if (q.pd == h) verbs_fail(EBUSY, fmt::format("dealloc_pd: PD {} still has QP {}", h, num));
+    for (const auto& [handle, m] : s_.mws_)
+      if (m.pd == h)
+        verbs_fail(EBUSY, fmt::format("dealloc_pd: PD {} still has memory window {}", h, handle));
     if (const int e = ibv_dealloc_pd(p)) verbs_fail(e, fmt::format("dealloc_pd: PD {}", h));
     s_.pds_.erase(h);
     return json::object();
@@ -288,6 +317,43 @@ class Ops {
       verbs_fail(EINVAL, fmt::format("read_mr: {} bytes at offset {} are outside the MR's {} bytes",
                                      length, offset, m.length));
     return {{"data", to_hex({m.buffer + offset, static_cast<std::size_t>(length)})}};
+  }
+
+  json alloc_mw(const Fields& f) {
+    f.only(keys::kAllocMw);
+    const std::uint32_t pd_handle = f.u32("pd");
+    ibv_pd* p = pd("alloc_mw", pd_handle);
+    const std::uint64_t type = f.u("type", UINT32_MAX, 1);
+    if (type != 1 && type != 2) fail("alloc_mw.type: {} is not a window type (1 or 2)", type);
+    ibv_mw* w = ibv_alloc_mw(p, type == 1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2);
+    if (!w) verbs_fail(errno ? errno : EOPNOTSUPP, fmt::format("alloc_mw: type {} failed", type));
+    const std::uint32_t h = s_.next_handle_++;
+    s_.mws_[h] = Session::Mw{w, pd_handle, w->rkey};
+    return {{"mw", h}, {"rkey", w->rkey}, {"type", type}, {"pd", pd_handle}};
+  }
+
+  json dealloc_mw(const Fields& f) {
+    f.only(keys::kMw);
+    const std::uint32_t h = f.u32("mw");
+    Session::Mw& m = mw("dealloc_mw", h);
+    if (const int e = ibv_dealloc_mw(m.mw)) verbs_fail(e, fmt::format("dealloc_mw: window {}", h));
+    s_.mws_.erase(h);
+    return json::object();
+  }
+
+  // The bind verb: a bind WQE on the QP; the completion (when signaled) says whether it held.
+  json bind_mw(const Fields& f) {
+    f.only(keys::kBindMw);
+    Session::Qp& q = qp("bind_mw", f.u32("qp_num"));
+    Session::Mw& m = mw("bind_mw", f.u32("mw"));
+    ibv_mw_bind b{};
+    b.wr_id = f.u("wr_id", UINT64_MAX, 0);
+    b.send_flags = parse_flags(f, "send_flags", FlagSet::kSend);
+    b.bind_info = bind_info(f);
+    if (const int e = ibv_bind_mw(q.qp, m.mw, &b))
+      verbs_fail(e, fmt::format("bind_mw: window {} on QP {}", f.u32("mw"), q.qp->qp_num));
+    m.rkey = m.mw->rkey;
+    return {{"rkey", m.mw->rkey}};
   }
 
   json create_cq(const Fields& f) {
@@ -360,19 +426,21 @@ class Ops {
     json out = json::array();
     for (int i = 0; i < n; ++i) {
       const ibv_wc& w = wc[static_cast<std::size_t>(i)];
-      out.push_back({{"wr_id", w.wr_id},
-                     {"status", wc_status_name(w.status)},
-                     {"opcode", wc_opcode_name(w.opcode)},
-                     {"vendor_err", w.vendor_err},
-                     {"byte_len", w.byte_len},
-                     {"imm_data", ntohl(w.imm_data)},
-                     {"qp_num", w.qp_num},
-                     {"src_qp", w.src_qp},
-                     {"wc_flags", flag_list(w.wc_flags, FlagSet::kWc)},
-                     {"pkey_index", w.pkey_index},
-                     {"slid", w.slid},
-                     {"sl", w.sl},
-                     {"dlid_path_bits", w.dlid_path_bits}});
+      out.push_back(
+          {{"wr_id", w.wr_id},
+           {"status", wc_status_name(w.status)},
+           {"opcode", wc_opcode_name(w.opcode)},
+           {"vendor_err", w.vendor_err},
+           {"byte_len", w.byte_len},
+           // The union holds the invalidated R_Key (host order) with WITH_INV.
+           {"imm_data", (w.wc_flags & IBV_WC_WITH_INV) ? w.invalidated_rkey : ntohl(w.imm_data)},
+           {"qp_num", w.qp_num},
+           {"src_qp", w.src_qp},
+           {"wc_flags", flag_list(w.wc_flags, FlagSet::kWc)},
+           {"pkey_index", w.pkey_index},
+           {"slid", w.slid},
+           {"sl", w.sl},
+           {"dlid_path_bits", w.dlid_path_bits}});
     }
     return {{"wc", out}};
   }
@@ -618,6 +686,7 @@ class Ops {
     std::vector<ibv_send_wr> wrs(list.size());
     std::vector<std::vector<ibv_sge>> sges(list.size());
     std::vector<std::vector<std::uint8_t>> inline_data(list.size());
+    std::vector<std::pair<Session::Mw*, std::uint32_t>> bound;  // windows and their new R_Keys
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Fields w(list[i], fmt::format("post_send.wrs[{}]", i));
       w.only(keys::kSendWr);
@@ -654,6 +723,17 @@ class Ops {
         wr.wr.atomic.swap = a.u("swap", UINT64_MAX, 0);
         wr.wr.atomic.rkey = a.u32("rkey");
       }
+      if (w.has("bind_mw")) {
+        const Fields b(w.at("bind_mw"), w.path("bind_mw"));
+        b.only(keys::kBindMwWr);
+        Session::Mw& m = mw("post_send", b.u32("mw"));
+        wr.bind_mw.mw = m.mw;
+        wr.bind_mw.rkey = b.has("rkey") ? b.u32("rkey") : ibv_inc_rkey(m.rkey);
+        wr.bind_mw.bind_info = bind_info(b);
+        bound.emplace_back(&m, wr.bind_mw.rkey);
+      } else if (wr.opcode == IBV_WR_BIND_MW) {
+        fail("{}: a BIND_MW work request needs 'bind_mw'", w.path("opcode"));
+      }
       if (w.has("ud")) {
         const Fields u(w.at("ud"), w.path("ud"));
         u.only(keys::kUd);
@@ -679,6 +759,7 @@ class Ops {
       const std::size_t index = bad ? static_cast<std::size_t>(bad - wrs.data()) : 0;
       verbs_fail(e, fmt::format("post_send: QP {}: WR {} not posted", q.qp->qp_num, index), index);
     }
+    for (auto& [m, rkey] : bound) m->rkey = rkey;
     return {{"posted", wrs.size()}};
   }
 
@@ -837,6 +918,9 @@ constexpr auto kOps = std::to_array<OpEntry>({{"hello", &Ops::hello},
                                               {"dereg_mr", &Ops::dereg_mr},
                                               {"write_mr", &Ops::write_mr},
                                               {"read_mr", &Ops::read_mr},
+                                              {"alloc_mw", &Ops::alloc_mw},
+                                              {"dealloc_mw", &Ops::dealloc_mw},
+                                              {"bind_mw", &Ops::bind_mw},
                                               {"create_cq", &Ops::create_cq},
                                               {"destroy_cq", &Ops::destroy_cq},
                                               {"req_notify_cq", &Ops::req_notify_cq},
@@ -912,6 +996,9 @@ Session::~Session() {
 void Session::release_all() {
   // Dependants first: connections name QPs, QPs hold CQs and PDs, MRs and AHs hold PDs.
   cm_.reset();
+  // Windows first: a bound window keeps its region (and type 2 its QP) busy.
+  for (auto& [h, m] : mws_) ibv_dealloc_mw(m.mw);
+  mws_.clear();
   for (auto& [n, q] : qps_) ibv_destroy_qp(q.qp);
   qps_.clear();
   for (auto& [h, m] : mrs_) {
@@ -939,8 +1026,8 @@ void Session::reset() {
 }
 
 std::string Session::holdings() const {
-  return fmt::format("{} QPs, {} MRs, {} CQs, {} PDs, {} AHs", qps_.size(), mrs_.size(),
-                     cqs_.size(), pds_.size(), ahs_.size());
+  return fmt::format("{} QPs, {} MRs, {} MWs, {} CQs, {} PDs, {} AHs", qps_.size(), mrs_.size(),
+                     mws_.size(), cqs_.size(), pds_.size(), ahs_.size());
 }
 
 std::span<const std::string_view> Session::ops() {

@@ -67,6 +67,11 @@ class Session {
     ibv_cq* cq = nullptr;
     std::uint32_t depth = 0;
   };
+  struct Mw {
+    ibv_mw* mw = nullptr;
+    std::uint32_t pd = 0;
+    std::uint32_t rkey = 0;  // the last R_Key a bind was posted with
+  };
   struct Qp {
     ibv_qp* qp = nullptr;
     std::uint32_t pd = 0;
@@ -91,6 +96,7 @@ class Session {
   std::map<std::uint32_t, ibv_pd*> pds_;
   std::map<std::uint32_t, Cq> cqs_;
   std::map<std::uint32_t, Mr> mrs_;
+  std::map<std::uint32_t, Mw> mws_;
   std::map<std::uint32_t, Qp> qps_;  // by QP number
   std::vector<ibv_ah*> ahs_;         // made for UD sends; live until the session ends
 };

@@ -60,7 +60,9 @@ constexpr std::array kWrOpcodes =
                           {IBV_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM"},
                           {IBV_WR_RDMA_READ, "RDMA_READ"},
                           {IBV_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP"},
-                          {IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD"}});
+                          {IBV_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD"},
+                          {IBV_WR_LOCAL_INV, "LOCAL_INV"},
+                          {IBV_WR_BIND_MW, "BIND_MW"}});
 constexpr std::array kQpTypes =
     std::to_array<Named>({{IBV_QPT_RC, "RC"}, {IBV_QPT_UC, "UC"}, {IBV_QPT_UD, "UD"}});
 constexpr std::array kMigStates = std::to_array<Named>(
@@ -88,7 +90,8 @@ constexpr std::array kEvents =
 constexpr std::array kAccess = std::to_array<Named>({{IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
                                                      {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
                                                      {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
-                                                     {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"}});
+                                                     {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
+                                                     {IBV_ACCESS_MW_BIND, "MW_BIND"}});
 constexpr std::array kSend = std::to_array<Named>({{IBV_SEND_FENCE, "FENCE"},
                                                    {IBV_SEND_SIGNALED, "SIGNALED"},
                                                    {IBV_SEND_SOLICITED, "SOLICITED"},

@@ -67,6 +67,11 @@ class Client {
   Result<Empty> dereg_mr(std::uint32_t handle) { return call(DeregMr{handle}); }
   Result<WriteMrReply> write_mr(const WriteMr& r) { return call(r); }
   Result<ReadMrReply> read_mr(const ReadMr& r) { return call(r); }
+  Result<AllocMwReply> alloc_mw(std::uint32_t pd, std::uint32_t type) {
+    return call(AllocMw{pd, type});
+  }
+  Result<Empty> dealloc_mw(std::uint32_t mw) { return call(DeallocMw{mw}); }
+  Result<BindMwReply> bind_mw(const BindMw& r) { return call(r); }
   Result<CreateCqReply> create_cq(std::uint32_t depth) { return call(CreateCq{depth}); }
   Result<Empty> destroy_cq(std::uint32_t cq) { return call(DestroyCq{cq}); }
   Result<Empty> req_notify_cq(std::uint32_t cq, bool solicited_only = false) {

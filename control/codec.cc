@@ -229,6 +229,15 @@ void read(const Fields& f, RegMrReply& r) {
   r.length = u64(f, "length");
   r.pd = f.u32("pd");
 }
+void read(const Fields& f, AllocMwReply& r) {
+  r.mw = f.u32("mw");
+  r.rkey = f.u32("rkey");
+  r.type = f.u32("type");
+  r.pd = f.u32("pd");
+}
+void read(const Fields& f, BindMwReply& r) {
+  r.rkey = f.u32("rkey");
+}
 void read(const Fields& f, WriteMrReply& r) {
   r.length = u64(f, "length");
 }
@@ -383,6 +392,13 @@ json encode(const SendWr& w) {
     out["ud"] = {{"ah", encode(w.ud->ah)},
                  {"remote_qpn", w.ud->remote_qpn},
                  {"remote_qkey", w.ud->remote_qkey}};
+  if (w.bind_mw) {
+    const SendWr::BindMw& b = *w.bind_mw;
+    json bind = {{"mw", b.mw},         {"mr", b.mr},         {"addr", b.addr},
+                 {"length", b.length}, {"access", b.access}, {"zero_based", b.zero_based}};
+    put(bind, "rkey", b.rkey);
+    out["bind_mw"] = std::move(bind);
+  }
   return out;
 }
 
@@ -433,6 +449,30 @@ json encode(const ReadMr& r) {
   out["handle"] = r.handle;
   out["offset"] = r.offset;
   out["length"] = r.length;
+  return out;
+}
+json encode(const AllocMw& r) {
+  json out = request(AllocMw::kOp);
+  out["pd"] = r.pd;
+  out["type"] = r.type;
+  return out;
+}
+json encode(const DeallocMw& r) {
+  json out = request(DeallocMw::kOp);
+  out["mw"] = r.mw;
+  return out;
+}
+json encode(const BindMw& r) {
+  json out = request(BindMw::kOp);
+  out["qp_num"] = r.qp_num;
+  out["mw"] = r.mw;
+  out["mr"] = r.mr;
+  out["addr"] = r.addr;
+  out["length"] = r.length;
+  out["access"] = r.access;
+  out["zero_based"] = r.zero_based;
+  out["wr_id"] = r.wr_id;
+  if (!r.send_flags.empty()) out["send_flags"] = r.send_flags;
   return out;
 }
 json encode(const CreateCq& r) {
@@ -570,6 +610,8 @@ template std::expected<HelloReply, std::string> decode(const json&, std::string_
 template std::expected<AuthReply, std::string> decode(const json&, std::string_view);
 template std::expected<AllocPdReply, std::string> decode(const json&, std::string_view);
 template std::expected<RegMrReply, std::string> decode(const json&, std::string_view);
+template std::expected<AllocMwReply, std::string> decode(const json&, std::string_view);
+template std::expected<BindMwReply, std::string> decode(const json&, std::string_view);
 template std::expected<WriteMrReply, std::string> decode(const json&, std::string_view);
 template std::expected<ReadMrReply, std::string> decode(const json&, std::string_view);
 template std::expected<CreateCqReply, std::string> decode(const json&, std::string_view);

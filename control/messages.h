@@ -83,6 +83,18 @@ struct SendWr {
     std::uint32_t remote_qkey = 0;
   };
   std::optional<Ud> ud{};
+  // BIND_MW: a type 2 window bound to `length` bytes at `addr` of region `mr` (length 0 with
+  // no region for a type 1 unbind through the verb is bind_mw's, not this).
+  struct BindMw {
+    std::uint32_t mw = 0;                 // window handle
+    std::optional<std::uint32_t> rkey{};  // the new R_Key; unset: the next key byte
+    std::uint32_t mr = 0;                 // region handle
+    std::uint64_t addr = 0;
+    std::uint64_t length = 0;
+    std::vector<std::string> access{};  // REMOTE_READ, REMOTE_WRITE, REMOTE_ATOMIC
+    bool zero_based = false;
+  };
+  std::optional<BindMw> bind_mw{};
 };
 
 struct RecvWr {
@@ -161,6 +173,15 @@ struct RegMrReply {
   std::uint64_t addr = 0;
   std::uint64_t length = 0;
   std::uint32_t pd = 0;
+};
+struct AllocMwReply {
+  std::uint32_t mw = 0;  // handle
+  std::uint32_t rkey = 0;
+  std::uint32_t type = 0;  // 1 or 2
+  std::uint32_t pd = 0;
+};
+struct BindMwReply {
+  std::uint32_t rkey = 0;  // the window's new R_Key
 };
 struct WriteMrReply {
   std::uint64_t length = 0;
@@ -252,7 +273,8 @@ struct RegMr {
   using Reply = RegMrReply;
   std::uint32_t pd = 0;
   std::uint64_t length = 0;
-  std::vector<std::string> access{};  // LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC
+  // LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC, MW_BIND
+  std::vector<std::string> access{};
   std::optional<std::uint64_t> iova{};
 };
 struct DeregMr {
@@ -273,6 +295,34 @@ struct ReadMr {
   std::uint32_t handle = 0;
   std::uint64_t offset = 0;
   std::uint64_t length = 0;  // at most 1 MiB
+};
+// A memory window (ibv_alloc_mw): type 1 or 2 (2B on the agent).
+struct AllocMw {
+  static constexpr std::string_view kOp = "alloc_mw";
+  using Reply = AllocMwReply;
+  std::uint32_t pd = 0;
+  std::uint32_t type = 1;
+};
+struct DeallocMw {
+  static constexpr std::string_view kOp = "dealloc_mw";
+  using Reply = Empty;
+  std::uint32_t mw = 0;
+};
+// The bind verb (ibv_bind_mw) for a type 1 window: a bind WQE on the QP's send queue; the reply
+// is the window's new R_Key, the completion (wr_id, when SIGNALED) says whether the bind held.
+// Length 0 with mr 0 unbinds.
+struct BindMw {
+  static constexpr std::string_view kOp = "bind_mw";
+  using Reply = BindMwReply;
+  std::uint32_t qp_num = 0;
+  std::uint32_t mw = 0;
+  std::uint32_t mr = 0;
+  std::uint64_t addr = 0;
+  std::uint64_t length = 0;
+  std::vector<std::string> access{};  // REMOTE_READ, REMOTE_WRITE, REMOTE_ATOMIC
+  bool zero_based = false;
+  std::uint64_t wr_id = 0;
+  std::vector<std::string> send_flags{};  // SIGNALED
 };
 struct CreateCq {
   static constexpr std::string_view kOp = "create_cq";

@@ -18,11 +18,11 @@ inline constexpr unsigned kMaxEventWaitMs = 1000;
 
 // Every op, in the order hello lists them.
 inline constexpr auto kOpNames = std::to_array<std::string_view>(
-    {"hello",         "capabilities", "alloc_pd",     "dealloc_pd", "reg_mr",        "dereg_mr",
-     "write_mr",      "read_mr",      "create_cq",    "destroy_cq", "req_notify_cq", "poll_cq",
-     "cq_events",     "create_qp",    "modify_qp",    "query_qp",   "destroy_qp",    "post_send",
-     "post_recv",     "counters",     "async_events", "quirks",     "cm_connect",    "cm_status",
-     "cm_disconnect", "reset"});
+    {"hello",      "capabilities",  "alloc_pd",  "dealloc_pd",    "reg_mr",    "dereg_mr",
+     "write_mr",   "read_mr",       "alloc_mw",  "dealloc_mw",    "bind_mw",   "create_cq",
+     "destroy_cq", "req_notify_cq", "poll_cq",   "cq_events",     "create_qp", "modify_qp",
+     "query_qp",   "destroy_qp",    "post_send", "post_recv",     "counters",  "async_events",
+     "quirks",     "cm_connect",    "cm_status", "cm_disconnect", "reset"});
 
 // The request fields of each op (besides the envelope's "id" and "op").
 namespace keys {
@@ -34,6 +34,10 @@ inline constexpr auto kRegMr = std::to_array<std::string_view>({"pd", "length", 
 inline constexpr auto kMrHandle = std::to_array<std::string_view>({"handle"});
 inline constexpr auto kWriteMr = std::to_array<std::string_view>({"handle", "offset", "data"});
 inline constexpr auto kReadMr = std::to_array<std::string_view>({"handle", "offset", "length"});
+inline constexpr auto kAllocMw = std::to_array<std::string_view>({"pd", "type"});
+inline constexpr auto kMw = std::to_array<std::string_view>({"mw"});
+inline constexpr auto kBindMw = std::to_array<std::string_view>(
+    {"qp_num", "mw", "mr", "addr", "length", "access", "zero_based", "wr_id", "send_flags"});
 inline constexpr auto kCreateCq = std::to_array<std::string_view>({"depth"});
 inline constexpr auto kCq = std::to_array<std::string_view>({"cq"});
 inline constexpr auto kReqNotifyCq = std::to_array<std::string_view>({"cq", "solicited_only"});
@@ -81,9 +85,12 @@ inline constexpr auto kAddressVector = std::to_array<std::string_view>(
      "static_rate", "udp_sport"});
 inline constexpr auto kQpCap = std::to_array<std::string_view>(
     {"max_send_wr", "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data"});
-inline constexpr auto kSendWr =
-    std::to_array<std::string_view>({"wr_id", "opcode", "send_flags", "sg_list", "inline_data",
-                                     "imm_data", "invalidate_rkey", "rdma", "atomic", "ud"});
+inline constexpr auto kSendWr = std::to_array<std::string_view>(
+    {"wr_id", "opcode", "send_flags", "sg_list", "inline_data", "imm_data", "invalidate_rkey",
+     "rdma", "atomic", "ud", "bind_mw"});
+// A BIND_MW WR's window, its new R_Key and what it binds (ibv_send_wr.bind_mw).
+inline constexpr auto kBindMwWr =
+    std::to_array<std::string_view>({"mw", "rkey", "mr", "addr", "length", "access", "zero_based"});
 inline constexpr auto kRecvWr = std::to_array<std::string_view>({"wr_id", "sg_list"});
 inline constexpr auto kSge = std::to_array<std::string_view>({"addr", "length", "lkey"});
 inline constexpr auto kRdma = std::to_array<std::string_view>({"remote_addr", "rkey"});

@@ -88,7 +88,9 @@ inline constexpr auto kMigState =
 inline constexpr auto kAccessFlags = std::to_array<Named>({{1u << 0, "LOCAL_WRITE"},
                                                            {1u << 1, "REMOTE_WRITE"},
                                                            {1u << 2, "REMOTE_READ"},
-                                                           {1u << 3, "REMOTE_ATOMIC"}});
+                                                           {1u << 3, "REMOTE_ATOMIC"},
+                                                           {1u << 4, "MW_BIND"},
+                                                           {1u << 5, "ZERO_BASED"}});
 inline constexpr auto kWcFlags = std::to_array<Named>(
     {{1u << 0, "GRH"}, {1u << 1, "WITH_IMM"}, {1u << 2, "IP_CSUM_OK"}, {1u << 3, "WITH_INV"}});
 inline constexpr auto kSendFlags = std::to_array<Named>(

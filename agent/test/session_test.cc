@@ -123,6 +123,13 @@ TEST(AgentSession, WithoutTheDeviceVerbsAnswerEnodev) {
   EXPECT_EQ(e["errno"], "ENODEV");
   EXPECT_NE(e["error"].get<std::string>().find("cq_events: "), std::string::npos) << e["error"];
   EXPECT_EQ(answer(R"({"op": "cq_events", "wait_ms": 1001})")["errno"], "EINVAL");
+  // Memory windows name what they lack the same way.
+  EXPECT_EQ(answer(R"({"op": "alloc_mw", "pd": 1, "type": 2})")["error"],
+            "ENOENT: alloc_mw: no PD 1");
+  EXPECT_EQ(answer(R"({"op": "dealloc_mw", "mw": 3})")["error"],
+            "ENOENT: dealloc_mw: no memory window 3");
+  EXPECT_EQ(answer(R"({"op": "bind_mw", "qp_num": 5, "mw": 3})")["error"],
+            "ENOENT: bind_mw: no QP 5");
 }
 
 TEST(AgentSession, GarbageNeverCrashes) {

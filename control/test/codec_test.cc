@@ -45,6 +45,7 @@ void expect_declared(const json& request) {
       for (const json& s : w.value("sg_list", json::array())) expect_only(s, keys::kSge, "sge");
       if (w.contains("rdma")) expect_only(w["rdma"], keys::kRdma, "rdma");
       if (w.contains("atomic")) expect_only(w["atomic"], keys::kAtomic, "atomic");
+      if (w.contains("bind_mw")) expect_only(w["bind_mw"], keys::kBindMwWr, "bind_mw");
       if (w.contains("ud")) {
         expect_only(w["ud"], keys::kUd, "ud");
         av(w["ud"]["ah"], "ud.ah");
@@ -87,6 +88,7 @@ TEST(Codec, EveryRequestWritesOnlyItsDeclaredFields) {
   wr.rdma = SendWr::Rdma{0x2000, 3};
   wr.atomic = SendWr::Atomic{0x3000, 1, 2, 3};
   wr.ud = SendWr::Ud{full_av(), 0x11, 0x22};
+  wr.bind_mw = SendWr::BindMw{4, 0x80000101, 1, 0x1000, 64, {"REMOTE_READ"}, true};
   CmConnect cm;
   cm.service_id = 1;
   cm.port = 2;
@@ -105,6 +107,9 @@ TEST(Codec, EveryRequestWritesOnlyItsDeclaredFields) {
       encode(DeregMr{1}),
       encode(WriteMr{1, 8, {1, 2, 3}}),
       encode(ReadMr{1, 8, 3}),
+      encode(AllocMw{1, 2}),
+      encode(DeallocMw{4}),
+      encode(BindMw{0x11, 4, 1, 0x1000, 64, {"REMOTE_WRITE"}, false, 9, {"SIGNALED"}}),
       encode(CreateCq{16}),
       encode(DestroyCq{1}),
       encode(ReqNotifyCq{1, true}),
@@ -146,6 +151,43 @@ TEST(Codec, RequestsCarryTheApiForms) {
   CmConnect cm;
   cm.service_id = 0x10612ac;
   EXPECT_EQ(encode(cm).at("service_id"), "0x10612ac") << "a Service ID is written in hex";
+}
+
+TEST(Codec, MemoryWindowRequestsCarryTheApiForms) {
+  EXPECT_EQ(encode(AllocMw{3, 2}), (json{{"op", "alloc_mw"}, {"pd", 3}, {"type", 2}}));
+  EXPECT_EQ(encode(BindMw{0x11, 4, 1, 0x1000, 64, {"REMOTE_READ"}, false, 9, {}}),
+            (json{{"op", "bind_mw"},
+                  {"qp_num", 0x11},
+                  {"mw", 4},
+                  {"mr", 1},
+                  {"addr", 0x1000},
+                  {"length", 64},
+                  {"access", {"REMOTE_READ"}},
+                  {"zero_based", false},
+                  {"wr_id", 9}}));
+  SendWr wr;
+  wr.opcode = "BIND_MW";
+  wr.bind_mw = SendWr::BindMw{4, std::nullopt, 1, 0x1000, 64, {"REMOTE_WRITE"}, true};
+  EXPECT_EQ(encode(wr).at("bind_mw"), (json{{"mw", 4},
+                                            {"mr", 1},
+                                            {"addr", 0x1000},
+                                            {"length", 64},
+                                            {"access", {"REMOTE_WRITE"}},
+                                            {"zero_based", true}}))
+      << "no rkey: the server picks the next key byte";
+  wr.bind_mw->rkey = 0x80000102;
+  EXPECT_EQ(encode(wr).at("bind_mw").at("rkey"), 0x80000102);
+
+  const auto mw = decode<AllocMwReply>(
+      json{{"mw", 4}, {"rkey", 0x80000100}, {"type", 2}, {"pd", 1}}, "alloc_mw");
+  ASSERT_TRUE(mw) << mw.error();
+  EXPECT_EQ(mw->mw, 4u);
+  EXPECT_EQ(mw->rkey, 0x80000100u);
+  EXPECT_EQ(mw->type, 2u);
+  const auto bound = decode<BindMwReply>(json{{"rkey", 0x80000101}}, "bind_mw");
+  ASSERT_TRUE(bound) << bound.error();
+  EXPECT_EQ(bound->rkey, 0x80000101u);
+  EXPECT_FALSE(decode<BindMwReply>(json::object(), "bind_mw"));
 }
 
 TEST(Codec, OpKeysFollowTheOpNames) {

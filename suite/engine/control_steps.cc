@@ -38,6 +38,14 @@ void ControlSteps::require(std::string_view capability) {
       evidence_.skip("needs P_Keys 0x9234 (full) and 0x1234 (limited) in the target's P_Key table");
     return;
   }
+  if (capability == "mw-type1" || capability == "mw-type2") {
+    if (!caps.control) evidence_.skip("needs the control API to allocate memory windows");
+    const int type = capability == "mw-type1" ? 1 : 2;
+    if (!memory_window_type(type))
+      evidence_.skip(fmt::format("needs type {} memory windows: the device reports {}", type,
+                                 memory_windows_text()));
+    return;
+  }
   if (capability == "vlan") {
     if (!target_.marking().vlan)
       evidence_.skip(
@@ -45,7 +53,9 @@ void ControlSteps::require(std::string_view capability) {
     return;
   }
   evidence_.error(fmt::format(
-      "unknown capability '{}' (listener, responder, control, pkey-limited, vlan)", capability));
+      "unknown capability '{}' (listener, responder, control, pkey-limited, mw-type1, mw-type2, "
+      "vlan)",
+      capability));
 }
 
 void ControlSteps::skip_no_convention() {
@@ -129,6 +139,25 @@ const control::HelloReply& ControlSteps::hello() {
 bool ControlSteps::has_op(std::string_view op) {
   const auto& ops = hello().ops;
   return ops.empty() || std::ranges::find(ops, op) != ops.end();
+}
+
+// The window types hello's device.memory_windows lists (none: the device has no windows).
+bool ControlSteps::memory_window_type(int type) {
+  const nlohmann::json& device = hello().device;
+  if (!device.is_object()) return false;
+  const auto it = device.find("memory_windows");
+  if (it == device.end() || !it->is_array()) return false;
+  for (const auto& t : *it)
+    if (t.is_number_integer() && t.get<int>() == type) return true;
+  return false;
+}
+
+std::string ControlSteps::memory_windows_text() {
+  const nlohmann::json& device = hello().device;
+  if (!device.is_object() || !device.contains("memory_windows")) return "none";
+  const nlohmann::json& list = device["memory_windows"];
+  if (!list.is_array() || list.empty()) return "none";
+  return "types " + list.dump();
 }
 
 std::optional<std::uint32_t> ControlSteps::pkey_index(std::uint16_t pkey) {

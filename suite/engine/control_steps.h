@@ -25,7 +25,8 @@ class ControlSteps {
 
   // SKIPs the case when the target lacks a capability: "listener" (an rdma_cm listener on the
   // service port), "responder" (one that follows the RCNF convention), "control",
-  // "pkey-limited" (a limited P_Key entry in the target's table), "vlan" (the tester tags its
+  // "pkey-limited" (a limited P_Key entry in the target's table), "mw-type1"/"mw-type2" (memory
+  // windows of that type, from hello's device.memory_windows), "vlan" (the tester tags its
   // frames). ERRORs for any other name.
   void require(std::string_view capability);
   // Whether this case required "responder": a REP without an RCNF block then SKIPs it.
@@ -76,6 +77,10 @@ class ControlSteps {
 
   // The target's hello answer (asked on first use).
   const control::HelloReply& hello();
+  // Whether hello's device.memory_windows lists window type `type` (1 or 2), and the list as
+  // text for a SKIP reason.
+  bool memory_window_type(int type);
+  std::string memory_windows_text();
   // Whether the hello lists `op` among the control ops (a target that lists none has all).
   bool has_op(std::string_view op);
   // The index of `pkey` in the target's P_Key table.

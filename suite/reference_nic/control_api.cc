@@ -79,10 +79,11 @@ constexpr std::array<FlagName, 4> kWcFlags = {{{wc_flag::kGrh, "GRH"},
                                                {wc_flag::kWithImm, "WITH_IMM"},
                                                {wc_flag::kIpCsumOk, "IP_CSUM_OK"},
                                                {wc_flag::kWithInv, "WITH_INV"}}};
-constexpr std::array<FlagName, 4> kAccessFlags = {{{access::kLocalWrite, "LOCAL_WRITE"},
+constexpr std::array<FlagName, 5> kAccessFlags = {{{access::kLocalWrite, "LOCAL_WRITE"},
                                                    {access::kRemoteWrite, "REMOTE_WRITE"},
                                                    {access::kRemoteRead, "REMOTE_READ"},
-                                                   {access::kRemoteAtomic, "REMOTE_ATOMIC"}}};
+                                                   {access::kRemoteAtomic, "REMOTE_ATOMIC"},
+                                                   {access::kMwBind, "MW_BIND"}}};
 constexpr std::array<std::string_view, 3> kMigStates = {"MIGRATED", "REARM", "ARMED"};
 
 template <std::size_t N>
@@ -311,6 +312,19 @@ SendWr parse_send_wr(const json& v, const std::string& where) {
     wr.atomic.swap = a.u("swap", UINT64_MAX, 0);
     wr.atomic.rkey = a.u32("rkey");
   }
+  if (f.has("bind_mw")) {
+    const Fields b(f.at("bind_mw"), f.path("bind_mw"));
+    b.only(keys::kBindMwWr);
+    wr.bind_mw.mw = b.u32("mw");
+    if (b.has("rkey")) wr.bind_mw.rkey = b.u32("rkey");
+    wr.bind_mw.mr = b.u32("mr", 0);
+    wr.bind_mw.addr = b.u("addr", UINT64_MAX, 0);
+    wr.bind_mw.length = b.u("length", UINT64_MAX, 0);
+    wr.bind_mw.access = parse_flags(b, "access", kAccessFlags);
+    wr.bind_mw.zero_based = b.boolean("zero_based", false);
+  } else if (wr.opcode == WrOpcode::kBindMw) {
+    fail("{}: a BIND_MW work request needs 'bind_mw'", f.where());
+  }
   if (f.has("ud")) {
     const Fields u(f.at("ud"), f.path("ud"));
     u.only(keys::kUd);
@@ -417,7 +431,8 @@ class Ops {
               {"max_sge", a.qp.max_sge},
               {"max_inline_data", a.qp.max_inline_data},
               {"max_qp_rd_atom", a.qp.max_qp_rd_atom},
-              {"max_qp_init_rd_atom", a.qp.max_qp_init_rd_atom}}},
+              {"max_qp_init_rd_atom", a.qp.max_qp_init_rd_atom},
+              {"memory_windows", {1, 2}}}},
             {"port",
              {{"port_num", port.attr.port_num},
               {"mac", format_mac(port.mac)},
@@ -460,6 +475,32 @@ class Ops {
     f.only(keys::kMrHandle);
     check(dev_.dereg_mr(f.u32("handle")));
     return json::object();
+  }
+
+  json alloc_mw(const Fields& f) {
+    f.only(keys::kAllocMw);
+    const std::uint64_t type = f.u("type", UINT32_MAX, 1);
+    if (type != 1 && type != 2) fail("{}: {} is not a window type (1 or 2)", f.path("type"), type);
+    const Mw* mw = check(dev_.alloc_mw(f.u32("pd"), static_cast<MwType>(type)));
+    return {{"mw", mw->handle}, {"rkey", mw->rkey}, {"type", type}, {"pd", mw->pd}};
+  }
+  json dealloc_mw(const Fields& f) {
+    f.only(keys::kMw);
+    check(dev_.dealloc_mw(f.u32("mw")));
+    return json::object();
+  }
+  json bind_mw(const Fields& f) {
+    f.only(keys::kBindMw);
+    MwBind b;
+    b.mw = f.u32("mw");
+    b.mr = f.u32("mr", 0);
+    b.addr = f.u("addr", UINT64_MAX, 0);
+    b.length = f.u("length", UINT64_MAX, 0);
+    b.access = parse_flags(f, "access", kAccessFlags);
+    b.zero_based = f.boolean("zero_based", false);
+    const std::uint32_t rkey = check(nic_.bind_mw(f.u32("qp_num"), b, f.u("wr_id", UINT64_MAX, 0),
+                                                  parse_flags(f, "send_flags", kSendFlags)));
+    return {{"rkey", rkey}};
   }
 
   // Memory access by the tester, beside the wire: fill a buffer before a send, check it after.
@@ -812,6 +853,9 @@ constexpr auto kOps = std::to_array<OpEntry>({
     {"dereg_mr", &Ops::dereg_mr},
     {"write_mr", &Ops::write_mr},
     {"read_mr", &Ops::read_mr},
+    {"alloc_mw", &Ops::alloc_mw},
+    {"dealloc_mw", &Ops::dealloc_mw},
+    {"bind_mw", &Ops::bind_mw},
     {"create_cq", &Ops::create_cq},
     {"destroy_cq", &Ops::destroy_cq},
     {"req_notify_cq", &Ops::req_notify_cq},

@@ -13,6 +13,7 @@ Device::Device(DeviceConfig config)
       first_qpn_(std::clamp<std::uint32_t>(config.first_qpn, 2, 0xFFFFFF)),
       next_qpn_(first_qpn_) {
   mrs_.set_check_pd(!quirks_.has(Quirk::kPdUnchecked));
+  mws_.set_quirks(quirks_);
   bool has_gid = false;
   for (std::uint32_t i = 0; i < port_.gid_table.size(); ++i) {
     has_gid |= port_.gid_table.at(i) != nullptr;
@@ -37,6 +38,10 @@ VerbsResult<void> Device::dealloc_pd(std::uint32_t handle) {
   const auto it = pds_.find(handle);
   if (it == pds_.end()) return verbs_error(VerbsStatus::kNoEnt, "dealloc_pd: no PD {}", handle);
   const Pd& pd = it->second;
+  if (const std::size_t windows = mws_.in_pd(handle)) {
+    return verbs_error(VerbsStatus::kBusy, "dealloc_pd: PD {} still has {} memory window{}", handle,
+                       windows, windows == 1 ? "" : "s");
+  }
   if (pd.in_use()) {
     return verbs_error(VerbsStatus::kBusy, "dealloc_pd: PD {} still has {} MR{} and {} QP{}",
                        handle, pd.mr_count, pd.mr_count == 1 ? "" : "s", pd.qp_count,
@@ -64,6 +69,11 @@ VerbsResult<Mr*> Device::reg_mr(const MrInit& init) {
 VerbsResult<void> Device::dereg_mr(std::uint32_t handle) {
   const Mr* mr = mrs_.find(handle);
   if (!mr) return verbs_error(VerbsStatus::kNoEnt, "dereg_mr: no MR {}", handle);
+  // As ibv_dereg_mr: a region with bound windows stays.
+  if (const std::size_t windows = mws_.bound_to_mr(handle)) {
+    return verbs_error(VerbsStatus::kBusy, "dereg_mr: MR {} has {} bound memory window{}", handle,
+                       windows, windows == 1 ? "" : "s");
+  }
   const std::uint32_t pd = mr->pd();
   auto ok = mrs_.dereg(handle);
   if (ok) --pds_.at(pd).mr_count;
@@ -171,6 +181,7 @@ VerbsResult<void> Device::destroy_qp(std::uint32_t qp_num) {
   qp.send_cq().detach();
   qp.recv_cq().detach();
   --pds_.at(qp.pd()).qp_count;
+  mws_.qp_destroyed(qp_num);
   qps_.erase(it);
   return {};
 }

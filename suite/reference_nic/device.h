@@ -24,6 +24,7 @@
 #include "suite/reference_nic/counters.h"
 #include "suite/reference_nic/cq.h"
 #include "suite/reference_nic/errors.h"
+#include "suite/reference_nic/memory_window.h"
 #include "suite/reference_nic/mr.h"
 #include "suite/reference_nic/pd.h"
 #include "suite/reference_nic/port_tables.h"
@@ -86,6 +87,23 @@ class Device {
   Mr* mr(std::uint32_t handle) { return mrs_.find(handle); }
   MrTable& mr_table() { return mrs_; }
 
+  // ---- memory windows (device_windows.cc) ----
+  // ENOENT for an unknown PD, EINVAL for a type other than 1 or 2.
+  VerbsResult<Mw*> alloc_mw(std::uint32_t pd, MwType type);
+  VerbsResult<void> dealloc_mw(std::uint32_t handle);
+  Mw* mw(std::uint32_t handle) { return mws_.find(handle); }
+  MwTable& mw_table() { return mws_; }
+  // The bind verb (type 1): immediate errors (ENOENT, EINVAL, and the QP's post errors), else
+  // a BIND_MW WQE on the QP's send queue and the window's new R_Key. The bind itself happens
+  // when the WQE runs; a failure completes it with MW_BIND_ERR.
+  VerbsResult<std::uint32_t> bind_mw(std::uint32_t qp_num, MwBind bind, std::uint64_t wr_id,
+                                     std::uint32_t send_flags);
+  // Runs a BIND_MW or LOCAL_INV WQE of `qp`: the completion status.
+  WcStatus execute_local_op(Qp& qp, const SendWr& wr);
+  // The responder's R_Key check for a request arriving on `qp`: a region's or a window's key.
+  AccessResult check_remote(const Qp& qp, std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+                            AccessFlags needed);
+
   // ---- completion queues ----
   // EINVAL for depth 0 or above max_cqe.
   VerbsResult<Cq*> create_cq(std::uint32_t depth);
@@ -113,6 +131,7 @@ class Device {
   std::vector<std::uint32_t> cq_handles() const;
   std::vector<std::uint32_t> qp_nums() const;
   std::vector<std::uint32_t> mr_handles() const { return mrs_.handles(); }
+  std::vector<std::uint32_t> mw_handles() const { return mws_.handles(); }
 
  private:
   VerbsResult<std::uint32_t> allocate_qpn(QpType type);
@@ -125,6 +144,7 @@ class Device {
   AsyncEventQueue events_;
   CompChannel channel_;
   MrTable mrs_;
+  MwTable mws_;
   std::map<std::uint32_t, Pd> pds_;
   // CQs before QPs: QPs hold references to CQs and are destroyed first.
   std::map<std::uint32_t, std::unique_ptr<Cq>> cqs_;

@@ -28,7 +28,7 @@ std::string access_flags_names(AccessFlags flags) {
     if (!out.empty()) out += '|';
     out += name;
   }
-  if (const AccessFlags unknown = flags & ~access::kAll) {
+  if (const AccessFlags unknown = flags & ~(access::kRegion | access::kZeroBased)) {
     if (!out.empty()) out += '|';
     out += fmt::format("{:#x}", unknown);
   }
@@ -61,9 +61,9 @@ bool Mr::contains(std::uint64_t va, std::uint64_t len) const {
 }
 
 VerbsResult<Mr*> MrTable::reg(const MrInit& init) {
-  if (init.access & ~access::kAll) {
+  if (init.access & ~access::kRegion) {
     return verbs_error(VerbsStatus::kInval, "reg_mr: unknown access flags {:#x}",
-                       init.access & ~access::kAll);
+                       init.access & ~access::kRegion);
   }
   // As ib_check_mr_access: remote write and atomic rights need local write too.
   if ((init.access & (access::kRemoteWrite | access::kRemoteAtomic)) &&

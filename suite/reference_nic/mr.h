@@ -30,6 +30,11 @@ inline constexpr AccessFlags kRemoteRead = 1u << 2;
 inline constexpr AccessFlags kRemoteAtomic = 1u << 3;
 inline constexpr AccessFlags kRemote = kRemoteWrite | kRemoteRead | kRemoteAtomic;
 inline constexpr AccessFlags kAll = kLocalWrite | kRemote;
+// A region windows may be bound to (ibv_reg_mr IBV_ACCESS_MW_BIND); a window bind's zero-based
+// addressing (IBV_ACCESS_ZERO_BASED).
+inline constexpr AccessFlags kMwBind = 1u << 4;
+inline constexpr AccessFlags kZeroBased = 1u << 5;
+inline constexpr AccessFlags kRegion = kAll | kMwBind;  // what reg_mr accepts
 }  // namespace access
 
 // "LOCAL_WRITE|REMOTE_READ"; "0" for none.

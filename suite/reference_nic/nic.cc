@@ -228,6 +228,13 @@ PostResult Nic::post_send(std::uint32_t qp_num, std::span<const SendWr> wrs) {
   return result;
 }
 
+VerbsResult<std::uint32_t> Nic::bind_mw(std::uint32_t qp_num, const MwBind& bind,
+                                        std::uint64_t wr_id, std::uint32_t send_flags) {
+  auto result = device_.bind_mw(qp_num, bind, wr_id, send_flags);
+  if (Qp* qp = device_.qp(qp_num)) requester_->kick(*qp, now_);
+  return result;
+}
+
 PostResult Nic::post_recv(std::uint32_t qp_num, std::span<const RecvWr> wrs) {
   return device_.post_recv(qp_num, wrs);
 }

@@ -58,6 +58,9 @@ class Nic {
   // Verbs that move the wire go through the NIC so the transport sees them.
   VerbsResult<void> modify_qp(std::uint32_t qp_num, const QpAttr& attr, QpAttrMask mask);
   PostResult post_send(std::uint32_t qp_num, std::span<const SendWr> wrs);
+  // The bind verb (Device::bind_mw), run at once when the send queue is idle.
+  VerbsResult<std::uint32_t> bind_mw(std::uint32_t qp_num, const MwBind& bind, std::uint64_t wr_id,
+                                     std::uint32_t send_flags);
   PostResult post_recv(std::uint32_t qp_num, std::span<const RecvWr> wrs);
   VerbsResult<void> destroy_qp(std::uint32_t qp_num);
 

@@ -438,17 +438,14 @@ VerbsResult<void> Qp::check_send_wr(const SendWr& wr) const {
   if (op >= kWrOpcodeCount) {
     return verbs_error(VerbsStatus::kInval, "opcode {} is not a send opcode", op);
   }
-  if (wr.opcode == WrOpcode::kLocalInv || wr.opcode == WrOpcode::kBindMw) {
-    return verbs_error(VerbsStatus::kOpNotSupp, "{} needs memory windows, not implemented here",
-                       wr_opcode_name(wr.opcode));
-  }
   const bool send = wr.opcode == WrOpcode::kSend || wr.opcode == WrOpcode::kSendWithImm;
   const bool write = wr.opcode == WrOpcode::kRdmaWrite || wr.opcode == WrOpcode::kRdmaWriteWithImm;
   const bool atomic =
       wr.opcode == WrOpcode::kAtomicCmpAndSwp || wr.opcode == WrOpcode::kAtomicFetchAndAdd;
   // UD carries SENDs only; UC adds WRITEs; READ, atomics and invalidate are RC only (the
-  // opcode table, spec-facts §3.2).
-  const bool allowed = t == QpType::kRc || send || (t == QpType::kUc && write);
+  // opcode table, spec-facts §3.2). Binds and local invalidation need a connected QP.
+  const bool local = is_local_op(wr.opcode);
+  const bool allowed = t == QpType::kRc || send || (t == QpType::kUc && (write || local));
   if (!allowed) {
     return verbs_error(VerbsStatus::kInval, "{} is not available on {} QPs",
                        wr_opcode_name(wr.opcode), qp_type_name(t));

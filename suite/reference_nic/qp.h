@@ -24,6 +24,7 @@
 #include "suite/reference_nic/async_events.h"
 #include "suite/reference_nic/cq.h"
 #include "suite/reference_nic/errors.h"
+#include "suite/reference_nic/memory_window.h"
 #include "suite/reference_nic/mr.h"
 #include "suite/reference_nic/port_tables.h"
 
@@ -187,7 +188,11 @@ enum class WrOpcode : std::uint8_t {
   kBindMw = 8,
   kSendWithInv = 9,
 };
-std::string_view wr_opcode_name(WrOpcode opcode);  // "RDMA_WRITE_WITH_IMM", ...
+std::string_view wr_opcode_name(WrOpcode opcode);
+// BIND_MW and LOCAL_INV: work of the send queue that sends nothing.
+inline bool is_local_op(WrOpcode opcode) {
+  return opcode == WrOpcode::kLocalInv || opcode == WrOpcode::kBindMw;
+}  // "RDMA_WRITE_WITH_IMM", ...
 std::optional<WrOpcode> wr_opcode_from_name(std::string_view name);
 // The completion opcode of a send WR (SEND_WITH_IMM -> SEND, ...).
 WcOpcode wc_opcode_of(WrOpcode opcode);
@@ -209,7 +214,8 @@ struct SendWr {
   // SGEs are ignored.
   std::vector<std::uint8_t> inline_data;
   std::uint32_t imm_data = 0;         // host order
-  std::uint32_t invalidate_rkey = 0;  // SEND_WITH_INV
+  std::uint32_t invalidate_rkey = 0;  // SEND_WITH_INV, LOCAL_INV
+  MwBind bind_mw;                     // BIND_MW
   struct Rdma {
     std::uint64_t remote_addr = 0;
     std::uint32_t rkey = 0;

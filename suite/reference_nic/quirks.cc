@@ -82,6 +82,18 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "a completion event does not disarm the CQ: every later completion raises one"},
     {kLapLidChecked, "lap-lid-checked", "cm",
      "a LAP with nonzero alternate port LIDs is answered with APR status 7 (invalid LID)"},
+    {kMwRkeySurvivesRebind, "mw-rkey-survives-rebind", "mw",
+     "a memory window's old R_Key still works after a rebind or an invalidation"},
+    {kMwPdUnchecked, "mw-pd-unchecked", "mw",
+     "a type 1 memory window is reached through a QP of another PD"},
+    {kMwQpUnchecked, "mw-qp-unchecked", "mw",
+     "a type 2 memory window is reached through a QP other than the one it is bound to"},
+    {kMwBindRightUnchecked, "mw-bind-right-unchecked", "mw",
+     "memory windows bind to regions registered without the MW_BIND right"},
+    {kMwAccessUnchecked, "mw-access-unchecked", "mw",
+     "a memory window grants its region's access rights instead of its own"},
+    {kMwZeroBasedUnbounded, "mw-zero-based-unbounded", "mw",
+     "a zero-based memory window reaches past its length to the end of its region"},
 }};
 }  // namespace
 

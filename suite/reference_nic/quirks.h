@@ -62,6 +62,12 @@ enum class Quirk : std::uint8_t {
   kSolicitedEventAlways,       // a CQ armed for solicited completions fires on any completion
   kCqStaysArmed,               // a completion event does not disarm the CQ
   kLapLidChecked,              // a LAP with nonzero alternate port LIDs gets APR status 7
+  kMwRkeySurvivesRebind,       // a window's old R_Key still works after a rebind or invalidation
+  kMwPdUnchecked,              // a type 1 window is reached through a QP of any PD
+  kMwQpUnchecked,              // a type 2 window is reached through any QP
+  kMwBindRightUnchecked,       // windows bind to regions without the MW_BIND right
+  kMwAccessUnchecked,          // a window grants its region's rights, not its own
+  kMwZeroBasedUnbounded,       // a zero-based window reaches to the end of its region
   kCount,
 };
 

@@ -246,6 +246,13 @@ void Requester::pump_rc(Qp& qp, Flow& f, std::uint64_t now) {
   while (qp.can_send() && f.messages.size() < sq.size()) {
     const std::size_t i = f.messages.size();
     const SendWr& wr = wire_wr(qp, f, i);
+    if (is_local_op(wr.opcode)) {
+      // A bind or invalidation runs once the work before it has completed, so it never
+      // changes a key under a request still in flight.
+      if (!f.messages.empty()) return;
+      if (!run_local_op(qp, f, i)) return;
+      continue;
+    }
     Message m = start(qp, wr, sq[i].seq);
     if (!m.local_error) {
       // spec-facts §8: at most max_rd_atomic READ/atomics outstanding, the next one waits; a
@@ -378,7 +385,9 @@ void Requester::pump_unreliable(Qp& qp, Flow& f) {
     sq.front().started = true;
     const std::uint64_t seq = sq.front().seq;
     WcStatus status = WcStatus::kSuccess;
-    if (qp.qp_type() == QpType::kUc) {
+    if (is_local_op(wr.opcode)) {
+      status = nic_.device().execute_local_op(qp, wr);
+    } else if (qp.qp_type() == QpType::kUc) {
       // UC: segmented like RC, no acknowledgement; done once the last packet is out.
       Message m = start(qp, wr, seq);
       if (m.local_error) {
@@ -644,6 +653,21 @@ void Requester::progressed(Qp& qp, Flow& f, std::uint64_t now) {
   if (f.outstanding() && !f.rnr_deadline) {
     if (auto t = local_ack_timeout_ns(a.timeout)) f.ack_deadline = now + *t;
   }
+}
+
+bool Requester::run_local_op(Qp& qp, Flow& f, std::size_t index) {
+  auto& sq = qp.send_queue();
+  const SendWr wr = sq[index].wr;  // a copy: completing pops the WQE
+  f.last_doorbell = sq[index].doorbell;
+  sq[index].started = true;
+  const WcStatus status = nic_.device().execute_local_op(qp, wr);
+  if (nic_.quirks().has(Quirk::kStaleSqOnRts)) stale_.completed(qp.qp_num(), sq[index].seq);
+  qp.complete_send(status, 0);
+  if (status == WcStatus::kSuccess) return true;
+  // A failed bind or invalidation is a completion error: the QP goes to ERR (spec-facts §8).
+  qp.enter_error();
+  if (nic_.quirks().has(Quirk::kStaleSqOnRts)) stale_.flushed(qp.qp_num());
+  return false;
 }
 
 void Requester::complete_front(Qp& qp, Flow& f, WcStatus status) {

@@ -73,6 +73,8 @@ class Requester {
   void retry(Qp& qp, Flow& f, std::uint32_t from, std::uint64_t now);
   void progressed(Qp& qp, Flow& f, std::uint64_t now);
   void complete_front(Qp& qp, Flow& f, WcStatus status);
+  // Runs the BIND_MW or LOCAL_INV WQE at `index` and completes it; false when it failed.
+  bool run_local_op(Qp& qp, Flow& f, std::size_t index);
   void fail(Qp& qp, Flow& f, WcStatus status);
   void on_ack_timeout(Qp& qp, Flow& f, std::uint64_t now);
   void on_rnr_wait_over(Qp& qp, Flow& f, std::uint64_t now);

@@ -188,8 +188,7 @@ void Responder::rc_duplicate(Qp& qp, ResponderState& st, const Packet& p) {
           r.va < res->va || r.va + r.dmalen > res->va + res->length)
         return;
       // Memory is read again, so the MR is checked again (it may be gone since).
-      auto span = nic_.device().mr_table().check_remote(qp.pd(), r.rkey, r.va, r.dmalen,
-                                                        access::kRemoteRead);
+      auto span = nic_.device().check_remote(qp, r.rkey, r.va, r.dmalen, access::kRemoteRead);
       if (!span) {
         fail(qp, st, b.psn,
              Outcome{OutcomeKind::kFailed, {Fault::kRemoteAccess, WcStatus::kRemAccessErr}, false});
@@ -274,9 +273,11 @@ Responder::Outcome Responder::execute(Qp& qp, ResponderState& st, const Packet& 
   const bool claimed = in_send || takes_wqe;
 
   if (auto failure = check_length(qp, p)) return Outcome{OutcomeKind::kFailed, *failure, claimed};
-  // SEND with invalidate: the MRs of this model are ibv_reg_mr regions, which a peer may not
-  // invalidate (only memory windows and fast-registered MRs may be): an invalid request.
-  if (op.headers & hdr::kIeth) return Outcome{OutcomeKind::kFailed, invalid, claimed};
+  // SEND with invalidate (o10-37.2.17): a peer may invalidate only a type 2 window bound to this
+  // QP; regions here are ibv_reg_mr regions, which it may not. Anything else: invalid request.
+  if ((op.headers & hdr::kIeth) && (!p.ieth || !nic_.device().mw_table().check_remote_invalidate(
+                                                   MwAccessor{qp.pd(), qp.qp_num()}, p.ieth->rkey)))
+    return Outcome{OutcomeKind::kFailed, invalid, claimed};
 
   switch (op.kind) {
     case OpKind::kSend:
@@ -363,6 +364,12 @@ Responder::Outcome Responder::execute_send(Qp& qp, ResponderState& st, const Pac
       cqe.imm_data = p.immdt->imm;
       cqe.wc_flags |= wc_flag::kWithImm;
     }
+    if (p.ieth) {
+      // The window goes when the message completes; the completion names its key.
+      nic_.device().mw_table().invalidate_remote(MwAccessor{qp.pd(), qp.qp_num()}, p.ieth->rkey);
+      cqe.imm_data = p.ieth->rkey;
+      cqe.wc_flags |= wc_flag::kWithInv;
+    }
     st.message.reset();
     const RecvWqe done = *qp.take_recv();
     qp.complete_recv(done, cqe, b.solicited);
@@ -376,7 +383,6 @@ Responder::Outcome Responder::execute_write(Qp& qp, ResponderState& st, const Pa
                                             Advance advance) {
   const Bth& b = *p.bth;
   const OpcodeInfo& op = *p.opcode();
-  MrTable& mrs = nic_.device().mr_table();
   const bool imm = p.immdt.has_value();
   // Whether the message holds a receive WQE: with immediate data, or by the defect.
   const bool claims = imm || nic_.quirks().has(Quirk::kWriteConsumesReceive);
@@ -385,7 +391,7 @@ Responder::Outcome Responder::execute_write(Qp& qp, ResponderState& st, const Pa
     // The whole range is checked at the first packet; a zero-length WRITE names no memory and
     // its R_Key is not checked (C9-88, spec-facts §4.6).
     const Reth& r = *p.reth;
-    if (!mrs.check_remote(qp.pd(), r.rkey, r.va, r.dmalen, access::kRemoteWrite) ||
+    if (!nic_.device().check_remote(qp, r.rkey, r.va, r.dmalen, access::kRemoteWrite) ||
         !zero_length_key_ok(qp, r, access::kRemoteWrite))
       return Outcome{OutcomeKind::kFailed, access_error, claims};
     st.message = InboundMessage{
@@ -399,7 +405,7 @@ Responder::Outcome Responder::execute_write(Qp& qp, ResponderState& st, const Pa
     return Outcome{OutcomeKind::kFailed, {Fault::kInvalidRequest, WcStatus::kRemInvReqErr}, claims};
   if (len > 0) {
     // Checked again per packet: the MR may have been deregistered since the FIRST.
-    auto span = mrs.check_remote(qp.pd(), m.rkey, m.va + m.offset, len, access::kRemoteWrite);
+    auto span = nic_.device().check_remote(qp, m.rkey, m.va + m.offset, len, access::kRemoteWrite);
     if (!span) return Outcome{OutcomeKind::kFailed, access_error, claims};
     std::copy(p.payload.begin(), p.payload.end(), span->bytes.begin());
   }
@@ -427,8 +433,7 @@ Responder::Outcome Responder::execute_read(Qp& qp, ResponderState& st, const Pac
                                            Advance advance) {
   const Bth& b = *p.bth;
   const Reth& r = *p.reth;
-  auto span =
-      nic_.device().mr_table().check_remote(qp.pd(), r.rkey, r.va, r.dmalen, access::kRemoteRead);
+  auto span = nic_.device().check_remote(qp, r.rkey, r.va, r.dmalen, access::kRemoteRead);
   if (!span || !zero_length_key_ok(qp, r, access::kRemoteRead))
     return Outcome{OutcomeKind::kFailed, {Fault::kRemoteAccess, WcStatus::kRemAccessErr}, false};
   // A READ takes one PSN per response packet, at least one (spec-facts §4.4).
@@ -455,8 +460,7 @@ Responder::Outcome Responder::execute_atomic(Qp& qp, ResponderState& st, const P
   // Atomics work on naturally aligned 8-byte words (spec-facts §4.5).
   if (a.va & 7)
     return Outcome{OutcomeKind::kFailed, {Fault::kInvalidRequest, WcStatus::kRemInvReqErr}, false};
-  auto span =
-      nic_.device().mr_table().check_remote(qp.pd(), a.rkey, a.va, 8, access::kRemoteAtomic);
+  auto span = nic_.device().check_remote(qp, a.rkey, a.va, 8, access::kRemoteAtomic);
   if (!span)
     return Outcome{OutcomeKind::kFailed, {Fault::kRemoteAccess, WcStatus::kRemAccessErr}, false};
   const std::uint64_t original = load_host64(span->bytes);
@@ -483,7 +487,7 @@ Responder::Outcome Responder::execute_atomic_write(Qp& qp, ResponderState& st, c
   // ATOMIC WRITE places one aligned 8-byte word, named by the RETH.
   if (r.dmalen != 8 || (r.va & 7))
     return Outcome{OutcomeKind::kFailed, {Fault::kInvalidRequest, WcStatus::kRemInvReqErr}, false};
-  auto span = nic_.device().mr_table().check_remote(qp.pd(), r.rkey, r.va, 8, access::kRemoteWrite);
+  auto span = nic_.device().check_remote(qp, r.rkey, r.va, 8, access::kRemoteWrite);
   if (!span)
     return Outcome{OutcomeKind::kFailed, {Fault::kRemoteAccess, WcStatus::kRemAccessErr}, false};
   std::copy(p.payload.begin(), p.payload.end(), span->bytes.begin());
@@ -503,7 +507,7 @@ bool Responder::zero_length_key_ok(const Qp& qp, const Reth& r, AccessFlags need
   // The zero-length-rkey-checked defect validates the R_Key of a zero-length transfer as if it
   // named a byte; C9-88 says it is not checked.
   if (r.dmalen != 0 || !nic_.quirks().has(Quirk::kZeroLengthRkeyChecked)) return true;
-  return nic_.device().mr_table().check_remote(qp.pd(), r.rkey, r.va, 1, needed).has_value();
+  return nic_.device().check_remote(qp, r.rkey, r.va, 1, needed).has_value();
 }
 
 void Responder::report_first_request(Qp& qp, ResponderState& st) {

@@ -192,7 +192,8 @@ class Context:
 
     # ---- verdicts and notes ----
     def require(self, capability: str) -> None:
-        """SKIPs the case unless the target has it: responder, control, pkey-limited."""
+        """SKIPs the case unless the target has it: listener, responder, control, pkey-limited,
+        mw-type1, mw-type2 (memory windows of that type), vlan."""
         self._h.require(capability)
 
     def fail(self, reason: str, diffs: Optional[list] = None) -> None:

@@ -330,6 +330,71 @@ TEST_F(ControlApiTest, PostSendFailureNamesTheBadWr) {
   EXPECT_TRUE(r.contains("errno"));
 }
 
+TEST_F(ControlApiTest, MemoryWindowsBindThroughTheVerbAndWorkRequests) {
+  const std::uint32_t qpn = make_rc_qp();
+  connect(qpn);
+  EXPECT_EQ(ok({{"op", "hello"}})["device"]["memory_windows"], json({1, 2}));
+  const json mr = ok({{"op", "reg_mr"},
+                      {"pd", pd_},
+                      {"length", 4096},
+                      {"access", {"LOCAL_WRITE", "REMOTE_WRITE", "MW_BIND"}}});
+  const json t1 = ok({{"op", "alloc_mw"}, {"pd", pd_}});
+  EXPECT_EQ(t1["type"], 1);
+  const json t2 = ok({{"op", "alloc_mw"}, {"pd", pd_}, {"type", 2}});
+  EXPECT_NE(error({{"op", "alloc_mw"}, {"pd", pd_}, {"type", 3}}).find("not a window type"),
+            std::string::npos);
+
+  // The verb: a new R_Key at once, the bind's completion on the send CQ.
+  const json bound = ok({{"op", "bind_mw"},
+                         {"qp_num", qpn},
+                         {"mw", t1["mw"]},
+                         {"mr", mr["handle"]},
+                         {"addr", mr["addr"]},
+                         {"length", 1024},
+                         {"access", {"REMOTE_WRITE"}},
+                         {"wr_id", 7},
+                         {"send_flags", {"SIGNALED"}}});
+  EXPECT_NE(bound["rkey"], t1["rkey"]);
+  json wc = ok({{"op", "poll_cq"}, {"cq", cq_}})["wc"];
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0]["opcode"], "BIND_MW");
+  EXPECT_EQ(wc[0]["status"], "SUCCESS");
+  // The verb refuses a type 2 window and a zero-based bind at once.
+  EXPECT_NE(error({{"op", "bind_mw"}, {"qp_num", qpn}, {"mw", t2["mw"]}}).find("type 2"),
+            std::string::npos);
+  EXPECT_NE(error({{"op", "bind_mw"}, {"qp_num", qpn}, {"mw", t1["mw"]}, {"zero_based", true}})
+                .find("zero-based"),
+            std::string::npos);
+  // A region with bound windows stays.
+  EXPECT_NE(error({{"op", "dereg_mr"}, {"handle", mr["handle"]}}).find("bound memory window"),
+            std::string::npos);
+
+  // A type 2 bind by WR, then a second one on the bound window fails with MW_BIND_ERR.
+  const json bind_wr = {{"wr_id", 8},
+                        {"opcode", "BIND_MW"},
+                        {"send_flags", {"SIGNALED"}},
+                        {"bind_mw",
+                         {{"mw", t2["mw"]},
+                          {"mr", mr["handle"]},
+                          {"addr", mr["addr"]},
+                          {"length", 64},
+                          {"access", {"REMOTE_READ"}}}}};
+  ok({{"op", "post_send"}, {"qp_num", qpn}, {"wrs", {bind_wr}}});
+  wc = ok({{"op", "poll_cq"}, {"cq", cq_}})["wc"];
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0]["status"], "SUCCESS");
+  ok({{"op", "post_send"}, {"qp_num", qpn}, {"wrs", {bind_wr}}});
+  wc = ok({{"op", "poll_cq"}, {"cq", cq_}})["wc"];
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0]["status"], "MW_BIND_ERR");
+  EXPECT_EQ(wc[0]["opcode"], "BIND_MW");
+  EXPECT_NE(error({{"op", "post_send"}, {"qp_num", qpn}, {"wrs", {{{"opcode", "BIND_MW"}}}}})
+                .find("needs 'bind_mw'"),
+            std::string::npos);
+  ok({{"op", "dealloc_mw"}, {"mw", t1["mw"]}});
+  EXPECT_EQ(call({{"op", "dealloc_mw"}, {"mw", t1["mw"]}})["errno"], "ENOENT");
+}
+
 TEST_F(ControlApiTest, UdSendCarriesItsAddress) {
   const std::uint32_t pd = ok({{"op", "alloc_pd"}})["pd"];
   const std::uint32_t cq = ok({{"op", "create_cq"}, {"depth", 8}})["cq"];

@@ -8,6 +8,7 @@ namespace roceconf::target {
 namespace {
 
 using access::kLocalWrite;
+using access::kMwBind;
 using access::kRemoteAtomic;
 using access::kRemoteRead;
 using access::kRemoteWrite;
@@ -183,7 +184,9 @@ TEST(AccessFlags, Names) {
   EXPECT_EQ(access_flags_names(0), "0");
   EXPECT_EQ(access_flags_names(kLocalWrite | kRemoteRead), "LOCAL_WRITE|REMOTE_READ");
   EXPECT_EQ(access_flag_from_name("REMOTE_ATOMIC"), kRemoteAtomic);
-  EXPECT_FALSE(access_flag_from_name("MW_BIND"));
+  EXPECT_EQ(access_flag_from_name("MW_BIND"), kMwBind);
+  EXPECT_EQ(access_flags_names(kLocalWrite | kMwBind), "LOCAL_WRITE|MW_BIND");
+  EXPECT_FALSE(access_flag_from_name("BIND"));
   EXPECT_EQ(access_fault_name(AccessFault::kOutOfBounds), "out_of_bounds");
 }
 

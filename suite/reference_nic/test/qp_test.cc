@@ -561,7 +561,11 @@ TEST_F(QpTest, SendWrChecksPerQpType) {
 
   Qp& rc = make(QpType::kRc, {8, 8, 2, 2, 4});
   bring(rc, S::kRts);
-  reject(rc, send_wr(1, WrOpcode::kLocalInv), VerbsStatus::kOpNotSupp, "LOCAL_INV");
+  // Binds and local invalidation are send-queue work of connected QPs, never of UD ones.
+  reject(ud, send_wr(1, WrOpcode::kLocalInv), VerbsStatus::kInval, "LOCAL_INV");
+  reject(ud, send_wr(1, WrOpcode::kBindMw), VerbsStatus::kInval, "BIND_MW");
+  const SendWr uc_bind = send_wr(3, WrOpcode::kBindMw);
+  EXPECT_TRUE(uc.post_send(std::span(&uc_bind, 1)));
   reject(rc, send_wr(1, WrOpcode::kAtomicCmpAndSwp), VerbsStatus::kInval, "8 bytes");
   SendWr atomic = send_wr(1, WrOpcode::kAtomicCmpAndSwp);
   atomic.sg_list[0].length = 8;
