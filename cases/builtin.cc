@@ -19,6 +19,7 @@ const engine::Catalogue& builtin_catalogue() {
     add_qp_cpp_cases(c);
     add_verbs_cpp_cases(c);
     add_ud_cpp_cases(c);
+    add_ipv6_cpp_cases(c);
     c.sort();
     return c;
   }();

@@ -57,6 +57,10 @@ enum class Quirk : std::uint8_t {
   kTtlFixed64,                 // IP TTL / hop limit always 64, whatever the AV says
   kEcnEctWithoutCc,            // ECT(0) on every packet without congestion management
   kDfClear,                    // IPv4 Don't Fragment never set
+  kIpv6HopLimitFixed,          // IPv6 hop limit always 64 (the IPv4 TTL follows the AV)
+  kIpv6TrafficClassZero,       // IPv6 traffic class 0, whatever the AV says
+  kIpv6PlenWithoutIcrc,        // IPv6 payload length leaves out the ICRC
+  kIpv6IcrcUnchecked,          // bad ICRC accepted on packets over IPv6
   kCount,
 };
 
