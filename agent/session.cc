@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 
 #include <array>
 #include <cerrno>
@@ -20,6 +21,7 @@
 #include "agent/request_fields.h"
 #include "agent/verbs_names.h"
 #include "control/lines.h"
+#include "control/verbs_names.h"
 #include "dissector/address_text.h"
 
 namespace roceconf::agent {
@@ -189,6 +191,13 @@ class Ops {
               {"udp_port", 4791},
               {"max_mtu", mtu_bytes(p.max_mtu)},
               {"active_mtu", mtu_bytes(p.active_mtu)},
+              {"lid", p.lid},
+              {"sm_lid", p.sm_lid},
+              {"lmc", p.lmc},
+              {"max_vl_num", p.max_vl_num},
+              {"link_layer", p.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
+              {"port_cap_flags",
+               control::verbs::flag_names(control::verbs::kPortCapFlags, p.port_cap_flags)},
               {"state", p.state == IBV_PORT_ACTIVE ? "ACTIVE" : "DOWN"},
               {"gids", gids},
               {"pkeys", pkeys}}}};
@@ -285,7 +294,7 @@ class Ops {
     f.only(keys::kCreateCq);
     const std::uint32_t depth = static_cast<std::uint32_t>(f.u("depth", INT32_MAX));
     if (depth == 0) fail("create_cq.depth: must be at least 1");
-    ibv_cq* c = ibv_create_cq(ctx("create_cq"), static_cast<int>(depth), nullptr, nullptr, 0);
+    ibv_cq* c = ibv_create_cq(ctx("create_cq"), static_cast<int>(depth), nullptr, s_.channel_, 0);
     if (!c) verbs_fail(errno ? errno : EINVAL, fmt::format("create_cq: depth {} refused", depth));
     const std::uint32_t h = s_.next_handle_++;
     s_.cqs_[h] = {c, static_cast<std::uint32_t>(c->cqe)};
@@ -310,6 +319,35 @@ class Ops {
     if (const int e = ibv_req_notify_cq(c.cq, f.boolean("solicited_only", false) ? 1 : 0))
       verbs_fail(e, "req_notify_cq: ibv_req_notify_cq failed");
     return json::object();
+  }
+
+  json cq_events(const Fields& f) {
+    f.only(keys::kCqEvents);
+    const auto wait_ms = static_cast<int>(f.u("wait_ms", control::kMaxEventWaitMs, 0));
+    ctx("cq_events");
+    if (!s_.channel_) verbs_fail(ENODEV, "cq_events: the device gave no completion channel");
+    json events = json::array();
+    bool waited = wait_ms == 0;
+    for (;;) {
+      ibv_cq* cq = nullptr;
+      void* context = nullptr;
+      if (ibv_get_cq_event(s_.channel_, &cq, &context) == 0) {
+        ibv_ack_cq_events(cq, 1);
+        std::uint32_t handle = 0;
+        for (const auto& [h, c] : s_.cqs_)
+          if (c.cq == cq) handle = h;
+        events.push_back(handle);
+        continue;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        verbs_fail(errno, "cq_events: ibv_get_cq_event failed");
+      // Nothing pending: wait once, and only for the first event.
+      if (waited || !events.empty()) break;
+      waited = true;
+      pollfd p{s_.channel_->fd, POLLIN, 0};
+      if (poll(&p, 1, wait_ms) <= 0) break;
+    }
+    return {{"events", events}};
   }
 
   json poll_cq(const Fields& f) {
@@ -806,6 +844,7 @@ constexpr auto kOps = std::to_array<OpEntry>({{"hello", &Ops::hello},
                                               {"destroy_cq", &Ops::destroy_cq},
                                               {"req_notify_cq", &Ops::req_notify_cq},
                                               {"poll_cq", &Ops::poll_cq},
+                                              {"cq_events", &Ops::cq_events},
                                               {"create_qp", &Ops::create_qp},
                                               {"modify_qp", &Ops::modify_qp},
                                               {"query_qp", &Ops::query_qp},
@@ -848,9 +887,11 @@ Session::Session(const SessionOptions& options) : options_(options) {
   }
   ibv_free_device_list(list);
   if (!ctx_) return;
-  // async_events drains without waiting.
+  // async_events drains without waiting; so does cq_events, after its one wait.
   const int flags = fcntl(ctx_->async_fd, F_GETFL);
   fcntl(ctx_->async_fd, F_SETFL, flags | O_NONBLOCK);
+  channel_ = ibv_create_comp_channel(ctx_);
+  if (channel_) fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
   ibv_port_attr p{};
   if (ibv_query_port(ctx_, options_.port, &p) != 0) return;
   for (int i = 0; i < p.gid_tbl_len; ++i) {
@@ -872,6 +913,7 @@ Session::Session(const SessionOptions& options) : options_(options) {
 
 Session::~Session() {
   release_all();
+  if (channel_) ibv_destroy_comp_channel(channel_);
   if (ctx_) ibv_close_device(ctx_);
 }
 

@@ -80,6 +80,7 @@ class Session {
 
   SessionOptions options_;
   ibv_context* ctx_ = nullptr;
+  ibv_comp_channel* channel_ = nullptr;  // every CQ's completion events (cq_events)
   std::string device_name_;
   std::string device_error_;
   int roce_v2_ipv4_gid_ = -1;  // default sgid_index: the port's RoCEv2 IPv4 GID

@@ -75,6 +75,9 @@ class Client {
   Result<PollCqReply> poll_cq(std::uint32_t cq, std::optional<std::uint32_t> max = std::nullopt) {
     return call(PollCq{cq, max});
   }
+  Result<CqEventsReply> cq_events(std::optional<std::uint32_t> wait_ms = std::nullopt) {
+    return call(CqEvents{wait_ms});
+  }
   Result<CreateQpReply> create_qp(const CreateQp& r) { return call(r); }
   Result<ModifyQpReply> modify_qp(std::uint32_t qp_num, QpAttr attr) {
     return call(ModifyQp{qp_num, std::move(attr)});

@@ -190,6 +190,12 @@ void read(const Fields& f, HelloReply& r) {
     port.udp_port = maybe<std::uint32_t>(p, "udp_port").value_or(0);
     port.max_mtu = maybe<std::uint32_t>(p, "max_mtu").value_or(0);
     port.active_mtu = maybe<std::uint32_t>(p, "active_mtu").value_or(0);
+    port.lid = maybe<std::uint32_t>(p, "lid");
+    port.sm_lid = maybe<std::uint32_t>(p, "sm_lid");
+    port.lmc = maybe<std::uint32_t>(p, "lmc");
+    port.max_vl_num = maybe<std::uint32_t>(p, "max_vl_num");
+    port.link_layer = maybe_text(p, "link_layer").value_or("");
+    if (p.has("port_cap_flags")) port.port_cap_flags = names(p, "port_cap_flags");
     if (p.has("gids"))
       port.gids = items<GidEntry>(p, "gids", [](const Fields& g) {
         // A device that does not report GID types leaves `type` out (graded by a case).
@@ -236,6 +242,12 @@ void read(const Fields& f, CreateCqReply& r) {
 }
 void read(const Fields& f, PollCqReply& r) {
   r.wc = items<WorkCompletion>(f, "wc", read_wc);
+}
+void read(const Fields& f, CqEventsReply& r) {
+  const json& list = f.array("events");
+  for (std::size_t i = 0; i < list.size(); ++i)
+    r.events.push_back(static_cast<std::uint32_t>(
+        Fields::to_unsigned(list[i], fmt::format("{}[{}]", f.path("events"), i), UINT32_MAX)));
 }
 void read(const Fields& f, CreateQpReply& r) {
   r.qp_num = f.u32("qp_num");
@@ -445,6 +457,11 @@ json encode(const PollCq& r) {
   put(out, "max", r.max);
   return out;
 }
+json encode(const CqEvents& r) {
+  json out = request(CqEvents::kOp);
+  put(out, "wait_ms", r.wait_ms);
+  return out;
+}
 json encode(const CreateQp& r) {
   json out = request(CreateQp::kOp);
   out["qp_type"] = r.qp_type;
@@ -557,6 +574,7 @@ template std::expected<WriteMrReply, std::string> decode(const json&, std::strin
 template std::expected<ReadMrReply, std::string> decode(const json&, std::string_view);
 template std::expected<CreateCqReply, std::string> decode(const json&, std::string_view);
 template std::expected<PollCqReply, std::string> decode(const json&, std::string_view);
+template std::expected<CqEventsReply, std::string> decode(const json&, std::string_view);
 template std::expected<CreateQpReply, std::string> decode(const json&, std::string_view);
 template std::expected<ModifyQpReply, std::string> decode(const json&, std::string_view);
 template std::expected<QueryQpReply, std::string> decode(const json&, std::string_view);

@@ -26,6 +26,7 @@ nlohmann::json encode(const CreateCq&);
 nlohmann::json encode(const DestroyCq&);
 nlohmann::json encode(const ReqNotifyCq&);
 nlohmann::json encode(const PollCq&);
+nlohmann::json encode(const CqEvents&);
 nlohmann::json encode(const CreateQp&);
 nlohmann::json encode(const ModifyQp&);
 nlohmann::json encode(const QueryQp&);

@@ -126,6 +126,11 @@ struct PortInfo {
   std::string mac{}, ipv4{};
   std::uint32_t udp_port = 0;
   std::uint32_t max_mtu = 0, active_mtu = 0;  // bytes
+  // ibv_port_attr's subnet fields (a RoCE port has no LID, LMC or SM: A17.5) and its
+  // capability bits by name ("CM_SUP", "CLIENT_REG_SUP", ...). Absent from an older server.
+  std::optional<std::uint32_t> lid{}, sm_lid{}, lmc{}, max_vl_num{};
+  std::string link_layer{};  // "Ethernet", "InfiniBand"
+  std::optional<std::vector<std::string>> port_cap_flags{};
   std::vector<GidEntry> gids{};
   std::vector<std::uint16_t> pkeys{};
 };
@@ -170,6 +175,9 @@ struct CreateCqReply {
 };
 struct PollCqReply {
   std::vector<WorkCompletion> wc{};
+};
+struct CqEventsReply {
+  std::vector<std::uint32_t> events{};  // the CQ of each completion event, oldest first
 };
 struct CreateQpReply {
   std::uint32_t qp_num = 0;
@@ -287,6 +295,13 @@ struct PollCq {
   using Reply = PollCqReply;
   std::uint32_t cq = 0;
   std::optional<std::uint32_t> max{};  // 16 when not given, at most 4096
+};
+// ibv_get_cq_event on the session's completion channel, drained: every event pending, each
+// acknowledged. With none pending, waits up to wait_ms for the first.
+struct CqEvents {
+  static constexpr std::string_view kOp = "cq_events";
+  using Reply = CqEventsReply;
+  std::optional<std::uint32_t> wait_ms{};  // 0 when not given, at most 1000
 };
 struct CreateQp {
   static constexpr std::string_view kOp = "create_qp";

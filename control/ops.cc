@@ -18,6 +18,7 @@ constexpr auto kOpKeys = std::to_array<OpKeys>({
     {"destroy_cq", keys::kCq},
     {"req_notify_cq", keys::kReqNotifyCq},
     {"poll_cq", keys::kPollCq},
+    {"cq_events", keys::kCqEvents},
     {"create_qp", keys::kCreateQp},
     {"modify_qp", keys::kModifyQp},
     {"query_qp", keys::kQpNum},

@@ -13,13 +13,16 @@ namespace roceconf::control {
 // Version of the request/response format, reported by hello.
 inline constexpr int kProtocolVersion = 1;
 
+// cq_events waits at most this long for a first event.
+inline constexpr unsigned kMaxEventWaitMs = 1000;
+
 // Every op, in the order hello lists them.
 inline constexpr auto kOpNames = std::to_array<std::string_view>(
-    {"hello",         "capabilities", "alloc_pd",  "dealloc_pd",    "reg_mr",
-     "dereg_mr",      "write_mr",     "read_mr",   "create_cq",     "destroy_cq",
-     "req_notify_cq", "poll_cq",      "create_qp", "modify_qp",     "query_qp",
-     "destroy_qp",    "post_send",    "post_recv", "counters",      "async_events",
-     "quirks",        "cm_connect",   "cm_status", "cm_disconnect", "reset"});
+    {"hello",         "capabilities", "alloc_pd",     "dealloc_pd", "reg_mr",        "dereg_mr",
+     "write_mr",      "read_mr",      "create_cq",    "destroy_cq", "req_notify_cq", "poll_cq",
+     "cq_events",     "create_qp",    "modify_qp",    "query_qp",   "destroy_qp",    "post_send",
+     "post_recv",     "counters",     "async_events", "quirks",     "cm_connect",    "cm_status",
+     "cm_disconnect", "reset"});
 
 // The request fields of each op (besides the envelope's "id" and "op").
 namespace keys {
@@ -35,6 +38,7 @@ inline constexpr auto kCreateCq = std::to_array<std::string_view>({"depth"});
 inline constexpr auto kCq = std::to_array<std::string_view>({"cq"});
 inline constexpr auto kReqNotifyCq = std::to_array<std::string_view>({"cq", "solicited_only"});
 inline constexpr auto kPollCq = std::to_array<std::string_view>({"cq", "max"});
+inline constexpr auto kCqEvents = std::to_array<std::string_view>({"wait_ms"});
 // "type" is the older spelling of "qp_type"; a request gives one of them.
 inline constexpr auto kCreateQp = std::to_array<std::string_view>(
     {"qp_type", "type", "pd", "send_cq", "recv_cq", "cap", "sq_sig_all"});

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace roceconf::control::verbs {
 
@@ -125,6 +127,34 @@ inline constexpr auto kQpAttrMask = std::to_array<AttrName>({
 inline constexpr auto kAltPathFields =
     std::to_array<std::string_view>({"alt_pkey_index", "alt_port_num", "alt_timeout"});
 
+// ibv_port_cap_flags: the capability bits of ibv_port_attr.port_cap_flags.
+inline constexpr auto kPortCapFlags = std::to_array<Named>({
+    {1u << 1, "SM"},
+    {1u << 2, "NOTICE_SUP"},
+    {1u << 3, "TRAP_SUP"},
+    {1u << 4, "OPT_IPD_SUP"},
+    {1u << 5, "AUTO_MIGR_SUP"},
+    {1u << 6, "SL_MAP_SUP"},
+    {1u << 7, "MKEY_NVRAM"},
+    {1u << 8, "PKEY_NVRAM"},
+    {1u << 9, "LED_INFO_SUP"},
+    {1u << 11, "SYS_IMAGE_GUID_SUP"},
+    {1u << 12, "PKEY_SW_EXT_PORT_TRAP_SUP"},
+    {1u << 14, "EXTENDED_SPEEDS_SUP"},
+    {1u << 15, "CAP_MASK2_SUP"},
+    {1u << 16, "CM_SUP"},
+    {1u << 17, "SNMP_TUNNEL_SUP"},
+    {1u << 18, "REINIT_SUP"},
+    {1u << 19, "DEVICE_MGMT_SUP"},
+    {1u << 20, "VENDOR_CLASS_SUP"},
+    {1u << 21, "DR_NOTICE_SUP"},
+    {1u << 22, "CAP_MASK_NOTICE_SUP"},
+    {1u << 23, "BOOT_MGMT_SUP"},
+    {1u << 24, "LINK_LATENCY_SUP"},
+    {1u << 25, "CLIENT_REG_SUP"},
+    {1u << 26, "IP_BASED_GIDS"},
+});
+
 // The name of `value` in `table`; nullopt for a value it lacks.
 constexpr std::optional<std::string_view> name_of(std::span<const Named> table,
                                                   std::uint32_t value) {
@@ -138,6 +168,16 @@ constexpr std::optional<std::uint32_t> value_of(std::span<const Named> table,
   for (const Named& n : table)
     if (n.name == name) return n.value;
   return std::nullopt;
+}
+// The names of the bits set in `bits`, lowest first; a bit the table lacks as "BIT_n".
+inline std::vector<std::string> flag_names(std::span<const Named> table, std::uint32_t bits) {
+  std::vector<std::string> out;
+  for (std::uint32_t b = 0; b < 32; ++b) {
+    if (!(bits & (1u << b))) continue;
+    const auto n = name_of(table, 1u << b);
+    out.push_back(n ? std::string(*n) : "BIT_" + std::to_string(b));
+  }
+  return out;
 }
 // A modify_qp mask bit from its IBV_QP_ name ("PATH_MTU") or from the field that sets it
 // ("path_mtu", "ah_attr", "alt_timeout").

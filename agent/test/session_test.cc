@@ -119,6 +119,10 @@ TEST(AgentSession, WithoutTheDeviceVerbsAnswerEnodev) {
   const json d = answer(R"({"op": "destroy_cq", "cq": 9})");
   EXPECT_EQ(d["errno"], "ENOENT");
   EXPECT_EQ(d["error"], "ENOENT: destroy_cq: no CQ 9");
+  const json e = answer(R"({"op": "cq_events", "wait_ms": 10})");
+  EXPECT_EQ(e["errno"], "ENODEV");
+  EXPECT_NE(e["error"].get<std::string>().find("cq_events: "), std::string::npos) << e["error"];
+  EXPECT_EQ(answer(R"({"op": "cq_events", "wait_ms": 1001})")["errno"], "EINVAL");
 }
 
 TEST(AgentSession, GarbageNeverCrashes) {

@@ -172,6 +172,39 @@ void duplicate_req(CaseContext& ctx) {
   rtu_and_data(ctx, c);
 }
 
+// ---- LAP on RoCE ---------------------------------------------------------------------------
+
+// A LAP whose alternate port LIDs are nonzero: they are reserved on RoCE, so the CM must not
+// reject for them. It may load the path (APR status 0), refuse alternate paths altogether (an
+// APR of another status) or ignore the LAP, as Linux does on RoCE; never APR status 7.
+void lap_lid_fields_ignored(CaseContext& ctx) {
+  ctx.require("responder");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "connect c");
+  ctx.connect(c, {});
+  step(ctx, "LAP with alternate local/remote port LIDs 0x1234/0x5678");
+  ctx.cm_send(c, "LAP",
+              {{"cm.alternate_local_lid", "0x1234"}, {"cm.alternate_remote_lid", "0x5678"}});
+  step(ctx, "what answers the LAP: an APR of any status but 7, or nothing");
+  for (const Received& got : ctx.collect(&c, ctx.timing().expect_window())) {
+    if (const auto* apr = cm_as<CmApr>(got)) {
+      if (apr->ap_status == 7)
+        ctx.fail("the LAP's reserved LID fields were validated: APR status 7 (invalid LID)",
+                 {{"cm.ap_status", "not 7 (the LIDs are reserved on RoCEv2)", "7"}});
+      if (apr->remote_comm_id != c.local_comm_id)
+        ctx.fail("the APR does not carry the LAP's communication ID",
+                 {{"cm.remote_comm_id", hex(c.local_comm_id), hex(apr->remote_comm_id)}});
+      ctx.note(fmt::format("APR status {}", apr->ap_status));
+    } else if (cm_as<CmDreq>(got) || cm_as<CmRej>(got)) {
+      ctx.fail(fmt::format("the LAP ended the connection ({})", cm_name(got)),
+               {{"cm.msg", "APR or nothing", cm_name(got)}});
+    }
+  }
+  step(ctx, "the connection still carries data");
+  ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "32"}});
+  ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, ctx.timing().expect_window());
+}
+
 // ---- stale connection ----------------------------------------------------------------------
 
 void stale_connection(CaseContext& ctx) {
@@ -342,6 +375,18 @@ void add(engine::Catalogue& catalogue, std::string id, std::string title, std::s
 }  // namespace
 
 void add_cm_cpp_cases(engine::Catalogue& catalogue) {
+  add(catalogue, "cm/lap-lid-fields-ignored",
+      "A LAP's reserved alternate port LIDs are not validated: no APR status 7, and the "
+      "connection stays",
+      "On an established connection the tester sends a LAP whose alternate path carries port "
+      "LIDs 0x1234 and 0x5678. On RoCEv2 these fields are reserved: the target may load the path, "
+      "refuse alternate paths with an APR of another status, or ignore the LAP, but an APR with "
+      "status 7 (invalid LID), a REJ or a DREQ fails. A SEND after it must still be ACKed.",
+      {"CA17-36 CA17-37 CA17-38; Table 115; Table 116",
+       "The LAP's alternate port LID fields are reserved and not validated on receipt; an APR "
+       "never carries status 7",
+       "CA17-36, CA17-37, CA17-38: Annex A17 text; Tables 115, 116: Linux ibta_vol1_c12.h"},
+      "MUST", lap_lid_fields_ignored);
   add(catalogue, "cm/rep-identifies-connection",
       "The REP echoes the REQ's communication ID and names its own ID and a data QP",
       "The REP's Remote Communication ID must be the REQ's Local Communication ID, its Local "

@@ -166,22 +166,23 @@ void add_header_cpp_cases(engine::Catalogue& catalogue) {
       "address vector the tester asked for, ECN 00 unless the target declares congestion "
       "management, IP and UDP lengths that reach the end of the frame (ICRC included), UDP "
       "destination port 4791, source and destination addresses from the GIDs, BTH reserved bits "
-      "and TVer 0, and for CM MADs a 256-byte MAD of base version 1, class 0x07 version 2 and no "
-      "REJ with a LID reason (the IPv6 header's own rules, CA17-13 to CA17-19, are graded by "
-      "ipv6/sent-framing). This case runs last: it connects with hop limit 17 and traffic "
-      "class 0x68, makes a SEND, an RDMA WRITE, a three-packet READ, an atomic, a PSN sequence "
-      "NAK and a DREQ, then fails when any packet of the run broke a rule (the findings are on "
-      "the packets' events).";
+      "and TVer 0, a valid ICRC at the end, and for CM MADs a 256-byte MAD of base version 1, "
+      "class 0x07 version 2 and no REJ with a LID reason (the IPv6 header's own rules, CA17-13 "
+      "to CA17-19, are graded by ipv6/sent-framing). This case runs last: it connects with "
+      "hop limit 17 and traffic class 0x68, makes a SEND, an RDMA WRITE, a three-packet READ, an "
+      "atomic, a PSN sequence NAK and a DREQ, then fails when any packet of the run broke a rule "
+      "(the findings are on the packets' events).";
   def.citation =
-      "CA17-3 CA17-4 CA17-5 CA17-6 CA17-7 CA17-8 CA17-9 CA17-10 CA17-11 CA17-12 CA17-20 CA17-21 "
-      "CA17-35; 9.2 C9-6; C13-3 C13-4.2-1.1 C13-5";
+      "CA17-2 CA17-3 CA17-4 CA17-5 CA17-6 CA17-7 CA17-8 CA17-9 CA17-10 CA17-11 CA17-12 CA17-20 "
+      "CA17-21 CA17-35; 9.2 C9-6; C13-3 C13-4.2-1.1 C13-5";
   def.rule =
       "Every packet the target sends has IPv4 IHL 5, DF set, no fragmentation, protocol 17, TTL "
       "and DSCP from its address vector, ECN 00 without congestion management, lengths that "
-      "include the ICRC, UDP port 4791, addresses from the GIDs, zero BTH reserved bits and TVer, "
-      "256-byte CM MADs of base version 1 and class version 2, and no REJ reason 13 or 19";
+      "include the ICRC, a valid ICRC, UDP port 4791, addresses from the GIDs, zero BTH reserved "
+      "bits and TVer, 256-byte CM MADs of base version 1 and class version 2, and no REJ reason "
+      "13 or 19";
   def.checked =
-      "CA17-3 to CA17-12, CA17-20, CA17-21, CA17-35: Annex A17 text; C9-6: linux-rdma 2024-08; "
+      "CA17-2 to CA17-12, CA17-20, CA17-21, CA17-35: Annex A17 text; C9-6: linux-rdma 2024-08; "
       "C13-3: linux-rdma post; C13-4.2-1.1, C13-5: p4ws mgmt.p4 (weak); unchecked: 9.2";
   def.requirement = "MUST";
   def.needs = {"responder"};

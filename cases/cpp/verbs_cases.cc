@@ -3,6 +3,9 @@
 // CM's active release (the target sends the DREQ).
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -214,6 +217,102 @@ void gid_table(CaseContext& ctx) {
     ctx.fail("GID index 0 changed", {{"gid[0]", zero->gid + " " + zero->type, again}});
 }
 
+// ---- the port's attributes on RoCE --------------------------------------------------------
+
+// A RoCE port reports no LID, LMC or subnet manager (it has none) and no client reregistration
+// (there is no SM to reregister with).
+void port_attributes(CaseContext& ctx) {
+  step(ctx, "hello: the port's attributes");
+  const auto h = Control(ctx).setup(ctl::Hello{});
+  if (!h.port || !h.port->lid || !h.port->port_cap_flags)
+    ctx.inconclusive("the target's hello gives no port attributes (lid, port_cap_flags)");
+  const ctl::PortInfo& p = *h.port;
+  std::vector<report::FieldDiff> diffs;
+  const auto zero = [&](std::string_view field, const std::optional<std::uint32_t>& v) {
+    if (v && *v != 0) diffs.push_back({std::string(field), "0 (none on RoCE)", std::to_string(*v)});
+  };
+  zero("port.lid", p.lid);
+  zero("port.sm_lid", p.sm_lid);
+  zero("port.lmc", p.lmc);
+  if (!p.link_layer.empty() && p.link_layer != "Ethernet")
+    diffs.push_back({"port.link_layer", "Ethernet", p.link_layer});
+  const auto& caps = *p.port_cap_flags;
+  const auto has = [&](std::string_view flag) {
+    return std::find(caps.begin(), caps.end(), flag) != caps.end();
+  };
+  if (has("SM")) diffs.push_back({"port.port_cap_flags", "no SM", "SM"});
+  if (!diffs.empty())
+    ctx.fail("the RoCE port reports InfiniBand subnet attributes (LID, LMC, SM)", diffs);
+  if (has("CLIENT_REG_SUP"))
+    ctx.fail("the RoCE port advertises client reregistration",
+             {{"port.port_cap_flags", "no CLIENT_REG_SUP", "CLIENT_REG_SUP"}});
+}
+
+// ---- completion events ----------------------------------------------------------------------
+
+// SKIPs unless the target's control API can count completion events.
+void need_cq_events(CaseContext& ctx) {
+  const auto h = Control(ctx).setup(ctl::Hello{});
+  if (std::find(h.ops.begin(), h.ops.end(), "cq_events") == h.ops.end())
+    ctx.skip("not supported: the target's control API has no cq_events (completion channel)");
+}
+
+// A SEND from the tester at `psn` (SE set or not) is ACKed and completes a receive on `cq`;
+// then the completion channel must hold `events` events, all for `cq`.
+void send_and_count(CaseContext& ctx, Connection& c, std::uint32_t psn, bool se, std::size_t events,
+                    std::string_view when) {
+  step(ctx, when);
+  ctx.send(c, "SEND_ONLY",
+           {{"psn", std::to_string(psn)}, {"ackreq", "1"}, {"len", "16"}, {"se", se ? "1" : "0"}});
+  ctx.expect(&c, {"ACK", {{"psn", std::to_string(psn)}, {"syndrome", "ack"}}},
+             ctx.timing().expect_window());
+  expect_wc(ctx, c.target_cq, {.status = "SUCCESS", .opcode = "RECV"});
+  // With none pending the target waits this long for a first event.
+  const auto wait_ms = static_cast<std::uint32_t>(
+      std::clamp<TimeNs>(ctx.timing().silence_window() / 1'000'000, 10, 1000));
+  const auto got = Control(ctx).must(ctl::CqEvents{wait_ms}, "cq_events").events;
+  const auto ours = static_cast<std::size_t>(std::count(got.begin(), got.end(), c.target_cq));
+  if (got.size() != events || ours != events)
+    ctx.fail(fmt::format("{}: {} completion event(s), expected {}", when, got.size(), events),
+             {{"cq_events", fmt::format("{} for CQ {}", events, c.target_cq),
+               got.empty() ? std::string("none") : fmt::format("{}", fmt::join(got, ", "))}});
+}
+
+void arm(CaseContext& ctx, const Connection& c, bool solicited_only) {
+  Control(ctx).must(ctl::ReqNotifyCq{c.target_cq, solicited_only}, "req_notify_cq");
+}
+
+// Armed for the next completion, a CQ raises one event for it and is disarmed by it.
+void notify_next(CaseContext& ctx) {
+  need_cq_events(ctx);
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c: its receives complete on one CQ");
+  ctx.open(c, {});
+  send_and_count(ctx, c, 0, false, 0, "not armed: a SEND completes and raises no event");
+  arm(ctx, c, false);
+  send_and_count(ctx, c, 1, false, 1, "armed for the next completion: one event");
+  send_and_count(ctx, c, 2, false, 0, "the event disarmed the CQ: no event");
+  arm(ctx, c, false);
+  arm(ctx, c, false);
+  send_and_count(ctx, c, 3, false, 1, "armed twice before a completion: still one event");
+  send_and_count(ctx, c, 4, true, 0, "disarmed again: no event, even for a solicited SEND");
+}
+
+// Armed for solicited completions, a CQ raises its event only for a message with SE set.
+void notify_solicited(CaseContext& ctx) {
+  need_cq_events(ctx);
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "open c: its receives complete on one CQ");
+  ctx.open(c, {});
+  arm(ctx, c, true);
+  send_and_count(ctx, c, 0, false, 0, "armed for solicited: a SEND without SE raises no event");
+  send_and_count(ctx, c, 1, true, 1, "still armed: a SEND with SE raises one event");
+  send_and_count(ctx, c, 2, true, 0, "the event disarmed the CQ: no event for the next SE");
+  arm(ctx, c, true);
+  arm(ctx, c, false);
+  send_and_count(ctx, c, 3, false, 1, "armed for solicited, then for next: any completion fires");
+}
+
 // ---- the target releases the connection ---------------------------------------------------
 
 void target_initiates_dreq(CaseContext& ctx) {
@@ -300,6 +399,42 @@ void add_verbs_cpp_cases(engine::Catalogue& catalogue) {
        "carries a GID type",
        "C10-2: linux-rdma (Oracle) post; CA17-26: Annex A17 text; unchecked: 10.2.1, A17.4.5"},
       "MUST", {"control"}, gid_table);
+  kFile.add(
+      catalogue, "qp/port-attributes-roce",
+      "The port reports no LID, LMC or subnet manager and no client reregistration",
+      "The port's attributes from hello (ibv_query_port): a RoCEv2 port has no LID, no LMC and "
+      "no subnet manager, so lid, sm_lid and lmc must read 0, the link layer is Ethernet, and the "
+      "capability bits must claim neither SM nor client reregistration (CLIENT_REG_SUP). The "
+      "number of data VLs is shown, not graded: verbs report at least one.",
+      {"A17.5 CA17-30 CA17-31",
+       "Query HCA on a RoCEv2 port: LID, LMC and SM address do not apply; client reregistration "
+       "is not supported",
+       "CA17-30, CA17-31: Annex A17 text; unchecked: A17.5"},
+      "MUST", {"control"}, port_attributes);
+  kFile.add(
+      catalogue, "cq/notify-next-one-event",
+      "A CQ armed for the next completion raises one event for it, and the event disarms it",
+      "Receives of a control-made QP complete on one CQ. Not armed, a SEND's completion raises no "
+      "event on the completion channel; armed with req_notify_cq, the next completion raises "
+      "exactly one event for that CQ; the completion after it raises none; arming twice before "
+      "a completion still gives one event.",
+      {"11.4.2.2 C11-31",
+       "Request Completion Notification for the next completion: the next completion on the CQ "
+       "raises one event, and the request is then consumed",
+       "C11-31: opa-hfi1 rdmavt cq.c; unchecked: 11.4.2.2"},
+      "MUST", {"control"}, notify_next);
+  kFile.add(
+      catalogue, "cq/notify-solicited-only",
+      "A CQ armed for solicited completions raises its event only for a message with SE set",
+      "Armed with req_notify_cq(solicited_only), a SEND without the Solicited Event bit completes "
+      "without an event; a SEND with SE raises exactly one; the next SE message, with the CQ not "
+      "armed again, raises none. Arming for the next completion over a solicited arming widens "
+      "it: any completion then fires.",
+      {"11.4.2.2 C11-32; 9.2.3",
+       "Request Completion Notification for solicited completions: only a completion of a "
+       "message with the SE bit (or an error) raises the event",
+       "C11-32: opa-hfi1 rdmavt cq.c; unchecked: 11.4.2.2, 9.2.3"},
+      "MUST", {"control"}, notify_solicited);
   kFile.add(
       catalogue, "cm/target-initiates-dreq",
       "The target releases a connection with a DREQ carrying its IDs, and a DREP completes it",

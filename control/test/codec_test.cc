@@ -109,6 +109,7 @@ TEST(Codec, EveryRequestWritesOnlyItsDeclaredFields) {
       encode(DestroyCq{1}),
       encode(ReqNotifyCq{1, true}),
       encode(PollCq{1, 4}),
+      encode(CqEvents{50}),
       encode(CreateQp{"RC", 1, 2, 2, QpCap{1, 2, 3, 4, 5}, true}),
       encode(ModifyQp{0x11, attr}),
       encode(QueryQp{0x11}),
@@ -166,6 +167,30 @@ TEST(Codec, ResponsesReadBackIntoTheirTypes) {
   EXPECT_EQ(wc->wc[0].byte_len, 32u);
   EXPECT_EQ(wc->wc[0].qp_num, 17u);
   EXPECT_EQ(wc->wc[0].wc_flags, std::vector<std::string>{"GRH"});
+
+  const auto ev = decode<CqEventsReply>(json{{"events", {3, 3, 5}}}, "cq_events");
+  ASSERT_TRUE(ev) << ev.error();
+  EXPECT_EQ(ev->events, (std::vector<std::uint32_t>{3, 3, 5}));
+  EXPECT_FALSE(decode<CqEventsReply>(json{{"events", {-1}}}, "cq_events"));
+
+  // A RoCE port's subnet fields and capability names, as hello gives them.
+  const auto hello = decode<HelloReply>(json{{"target", "t"},
+                                             {"protocol", 1},
+                                             {"port",
+                                              {{"lid", 0},
+                                               {"sm_lid", 0},
+                                               {"lmc", 0},
+                                               {"max_vl_num", 1},
+                                               {"link_layer", "Ethernet"},
+                                               {"port_cap_flags", {"CM_SUP", "IP_BASED_GIDS"}}}}},
+                                        "hello");
+  ASSERT_TRUE(hello) << hello.error();
+  ASSERT_TRUE(hello->port);
+  EXPECT_EQ(hello->port->lid, 0u);
+  EXPECT_EQ(hello->port->max_vl_num, 1u);
+  EXPECT_EQ(hello->port->link_layer, "Ethernet");
+  EXPECT_EQ(hello->port->port_cap_flags, (std::vector<std::string>{"CM_SUP", "IP_BASED_GIDS"}));
+  EXPECT_FALSE(decode<HelloReply>(json{{"target", "t"}, {"protocol", 1}}, "hello")->port);
 
   // modify_qp's mask: one text from the reference target, a list from roceconf-agent.
   EXPECT_EQ(decode<ModifyQpReply>(json{{"attr_mask", "STATE, PKEY_INDEX"}}, "modify_qp")->attr_mask,

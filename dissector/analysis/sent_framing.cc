@@ -25,6 +25,11 @@ class Grader {
     if (!p_.udp) return std::move(out_);
     udp(*p_.udp);
     if (p_.bth) bth(*p_.bth);
+    // The frame ends with the ICRC over all of it (A17.4.1); a wrong one is a malformed packet.
+    // Where a header length or IHL is already wrong the ICRC was looked for in the wrong place.
+    if (p_.bth && p_.icrc && !p_.icrc->ok() && !misframed_)
+      add("CA17-2", "icrc", fmt::format("{:#010x}", p_.icrc->value),
+          fmt::format("{:#010x} (the ICRC of the frame)", p_.icrc->expected));
     if (p_.mad) mad(*p_.mad);
     return std::move(out_);
   }
@@ -32,6 +37,8 @@ class Grader {
  private:
   void add(std::string_view statement, std::string_view field, std::string actual,
            std::string expected) {
+    for (std::string_view f : {"ipv4.ihl", "ipv4.len", "ipv6.plen", "udp.len"})
+      if (field == f) misframed_ = true;
     out_.push_back(
         {std::string(statement), std::string(field), std::move(actual), std::move(expected)});
   }
@@ -165,6 +172,7 @@ class Grader {
   const Packet& p_;
   const SentFramingExpect& e_;
   std::vector<FramingFinding> out_;
+  bool misframed_ = false;
 };
 
 }  // namespace

@@ -85,7 +85,7 @@ class CaseContext {
   // DREQ and the DREP (FAILs without DREP).
   void disconnect(Connection& c);
 
-  // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo
+  // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, LAP, ClassPortInfo
   // (Get). Defaults come from the connection; any field of the message and the MAD header (tid,
   // class_version, ...) can be set. On an accepted connection (the tester is the passive side)
   // REP, REJ and MRA answer the target's REQ: its TID, REJ and MRA of the REQ. Returns the

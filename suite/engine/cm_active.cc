@@ -121,13 +121,26 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
     r.message_rejected = passive_.contains(c.name) ? cm_msg_kind::kReq : cm_msg_kind::kRep;
     msg = r;
     tid = c.req_tid;
+  } else if (message == "LAP") {
+    // A new alternate path on the same GIDs: RoCE has no second port to load.
+    CmLap l;
+    l.local_comm_id = c.local_comm_id;
+    l.remote_comm_id = c.remote_comm_id;
+    l.remote_qpn = c.remote_qpn;
+    l.alternate.local_gid = cm_ipv4_gid(ipv4_u32(target_.tester().ip));
+    l.alternate.remote_gid = cm_ipv4_gid(ipv4_u32(target_.device().ip));
+    l.alternate.hop_limit = 64;
+    l.alternate.local_ack_timeout = 14;
+    msg = l;
+    tid = next_tid_++;
   } else if (message == "ClassPortInfo") {
     msg = ClassPortInfo{};
     tid = next_tid_++;
     header.set("method", "1");
   } else {
     evidence_.error(fmt::format(
-        "unknown CM message '{}' (REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo)", message));
+        "unknown CM message '{}' (REQ, REP, RTU, DREQ, DREP, MRA, REJ, LAP, ClassPortInfo)",
+        message));
   }
   std::uint16_t pkey = c.pkey;
   for (const auto& item : a.items()) {

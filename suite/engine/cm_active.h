@@ -30,7 +30,7 @@ class CmActive {
   // Where the TIDs of this case's MADs start (the case's random stream chooses it).
   void set_first_tid(std::uint64_t tid) { next_tid_ = tid; }
 
-  // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, ClassPortInfo
+  // A CM message from the tester for `c`: REQ, REP, RTU, DREQ, DREP, MRA, REJ, LAP, ClassPortInfo
   // (Get). Defaults come from the connection; any field of the message and the MAD header (tid,
   // class_version, ...) can be set. On an accepted connection REP, REJ and MRA answer the
   // target's REQ: its TID, REJ and MRA of the REQ. Returns the frame sent.

@@ -241,6 +241,7 @@ std::optional<CmMessage> cm_message(std::string_view kind) {
   if (kind == "DREP") return CmDrep{};
   if (kind == "MRA") return CmMra{};
   if (kind == "REJ") return CmRej{};
+  if (kind == "LAP") return CmLap{};
   if (kind == "ClassPortInfo") return ClassPortInfo{};
   return std::nullopt;
 }
@@ -273,7 +274,7 @@ std::expected<void, std::string> check_cm_send(std::string_view message, const A
   auto m = cm_message(message);
   if (!m)
     return Fail(fmt::format(
-        "the tester does not send CM message '{}' (REQ, REP, RTU, DREQ, DREP, MRA, REJ, "
+        "the tester does not send CM message '{}' (REQ, REP, RTU, DREQ, DREP, MRA, REJ, LAP, "
         "ClassPortInfo)",
         message));
   for (const auto& item : a.items())

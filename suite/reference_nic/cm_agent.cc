@@ -202,9 +202,25 @@ void CmAgent::on_mad(const Packet& p, std::uint16_t pkey_index, std::uint64_t no
     on_dreq(p, *dreq, pkey, now_ns);
   } else if (const auto* drep = std::get_if<CmDrep>(&m)) {
     on_drep(*drep, now_ns);
+  } else if (const auto* lap = std::get_if<CmLap>(&m)) {
+    on_lap(p, *lap, pkey);
   }
-  // LAP/APR: alternate paths do not exist on RoCE (Linux ignores them too); SIDR_REP answers
-  // nothing we ask.
+  // SIDR_REP answers nothing we ask.
+}
+
+// Alternate paths do not exist on RoCE: a LAP is ignored, as Linux does, and its LID fields,
+// reserved there (CA17-36, CA17-38), are never read. The lap-lid-checked defect validates them
+// as an IB CM would and answers APR status 7, which A17 forbids (CA17-37).
+void CmAgent::on_lap(const Packet& p, const CmLap& lap, std::uint16_t pkey) {
+  if (!nic_.quirks().has(Quirk::kLapLidChecked)) return;
+  if (lap.alternate.local_lid == 0 && lap.alternate.remote_lid == 0) return;
+  const CmConnection* c = find(lap.remote_comm_id);
+  if (!c) return;
+  CmApr apr;
+  apr.local_comm_id = c->local_comm_id;
+  apr.remote_comm_id = lap.local_comm_id;
+  apr.ap_status = 7;  // invalid LID
+  reply(p, pkey, reply_tid(p.mad->header.tid), apr);
 }
 
 void CmAgent::on_get_or_set(const Packet& p, std::uint16_t pkey) {

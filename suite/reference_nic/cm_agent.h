@@ -192,6 +192,7 @@ class CmAgent {
   void on_mra(const CmMra& mra, std::uint64_t now);
   void on_dreq(const Packet& p, const CmDreq& dreq, std::uint16_t pkey, std::uint64_t now);
   void on_drep(const CmDrep& drep, std::uint64_t now);
+  void on_lap(const Packet& p, const CmLap& lap, std::uint16_t pkey);
   void on_sidr_req(const Packet& p, const CmSidrReq& req, bool version_ok, std::uint16_t pkey);
 
   // ---- connection records ----

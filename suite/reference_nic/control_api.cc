@@ -19,6 +19,7 @@
 #include "control/fields.h"
 #include "control/lines.h"
 #include "control/ops.h"
+#include "control/verbs_names.h"
 #include "dissector/address_text.h"
 #include "dissector/mad/rdma_cm.h"
 #include "suite/reference_nic/cm_agent.h"
@@ -396,6 +397,10 @@ class Ops {
       pkeys.push_back(*port.pkey_table.at(i));
     json ops = json::array();
     for (std::string_view op : ControlApi::ops()) ops.push_back(op);
+    // The port-lid-reported and client-rereg-advertised defects: IB port attributes on RoCE.
+    const std::uint16_t lid = dev_.quirks().has(Quirk::kPortLidReported) ? 1 : port.attr.lid;
+    std::uint32_t caps = port.attr.port_cap_flags;
+    if (dev_.quirks().has(Quirk::kClientReregAdvertised)) caps |= 1u << 25;
     return {{"target", "roceconf reference NIC"},
             {"protocol", ControlApi::kProtocolVersion},
             {"ops", ops},
@@ -420,6 +425,12 @@ class Ops {
               {"udp_port", nic_.config().udp_port},
               {"max_mtu", path_mtu_bytes(port.attr.max_mtu)},
               {"active_mtu", path_mtu_bytes(port.attr.active_mtu)},
+              {"lid", lid},
+              {"sm_lid", lid},
+              {"lmc", lid != 0 ? 1 : port.attr.lmc},
+              {"max_vl_num", port.attr.max_vl_num},
+              {"link_layer", "Ethernet"},
+              {"port_cap_flags", control::verbs::flag_names(control::verbs::kPortCapFlags, caps)},
               {"gids", gids},
               {"pkeys", pkeys}}}};
   }
@@ -493,6 +504,15 @@ class Ops {
     json wc = json::array();
     for (const Cqe& c : cqes) wc.push_back(cqe_json(c));
     return {{"wc", wc}};
+  }
+
+  // An event is queued with its completion, so nothing is waited for: wait_ms is only checked.
+  json cq_events(const Fields& f) {
+    f.only(keys::kCqEvents);
+    (void)f.u("wait_ms", control::kMaxEventWaitMs, 0);
+    json events = json::array();
+    while (const auto h = dev_.comp_channel().get_event()) events.push_back(*h);
+    return {{"events", events}};
   }
 
   json create_qp(const Fields& f) {
@@ -796,6 +816,7 @@ constexpr auto kOps = std::to_array<OpEntry>({
     {"destroy_cq", &Ops::destroy_cq},
     {"req_notify_cq", &Ops::req_notify_cq},
     {"poll_cq", &Ops::poll_cq},
+    {"cq_events", &Ops::cq_events},
     {"create_qp", &Ops::create_qp},
     {"modify_qp", &Ops::modify_qp},
     {"query_qp", &Ops::query_qp},

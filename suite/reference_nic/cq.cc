@@ -77,11 +77,11 @@ Cq::PushResult Cq::push(const Cqe& cqe, bool solicited) {
     return PushResult::kOverflow;
   }
   entries_.push_back(cqe);
-  const bool fires =
-      notify_ == CqNotify::kNextComp ||
-      (notify_ == CqNotify::kSolicited && (solicited || cqe.status != WcStatus::kSuccess));
+  const bool fires = notify_ == CqNotify::kNextComp ||
+                     (notify_ == CqNotify::kSolicited &&
+                      (solicited || cqe.status != WcStatus::kSuccess || env_.solicited_always));
   if (fires) {
-    notify_ = CqNotify::kNone;
+    if (!env_.stays_armed) notify_ = CqNotify::kNone;
     ++comp_events_;
     if (env_.channel) env_.channel->notify(handle_);
   }

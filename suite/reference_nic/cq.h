@@ -114,6 +114,10 @@ class Cq {
     // The cq-overflow-late defect: completion depth+1 is lost silently and the overflow is
     // raised on depth+2, as a QP_FATAL on the completing QP instead of CQ_ERR.
     bool overflow_late = false;
+    // The solicited-event-always defect: solicited-only arming fires on any completion.
+    bool solicited_always = false;
+    // The cq-stays-armed defect: an event leaves the CQ armed.
+    bool stays_armed = false;
   };
   enum class PushResult : std::uint8_t {
     kQueued,

@@ -82,7 +82,9 @@ VerbsResult<Cq*> Device::create_cq(std::uint32_t depth) {
   }
   const std::uint32_t h = next_cq_++;
   auto cq = std::make_unique<Cq>(
-      h, depth, Cq::Env{&events_, &channel_, &counters_, quirks_.has(Quirk::kCqOverflowLate)});
+      h, depth,
+      Cq::Env{&events_, &channel_, &counters_, quirks_.has(Quirk::kCqOverflowLate),
+              quirks_.has(Quirk::kSolicitedEventAlways), quirks_.has(Quirk::kCqStaysArmed)});
   Cq* raw = cq.get();
   cqs_[h] = std::move(cq);
   return raw;

@@ -126,6 +126,11 @@ struct PortAttr {
   std::uint8_t port_num = 1;            // verbs ports count from 1; this NIC has one
   PathMtu max_mtu = PathMtu::k4096;     // largest path_mtu modify_qp accepts (as rxe)
   PathMtu active_mtu = PathMtu::k4096;  // from the link MTU (1500 -> 1024, 9000 -> 4096)
+  // A RoCE port has no LID, LMC or subnet manager (A17.5): they read 0. One data VL, as rxe.
+  std::uint16_t lid = 0, sm_lid = 0;
+  std::uint8_t lmc = 0, max_vl_num = 1;
+  // ibv_port_cap_flags: CM_SUP and IP_BASED_GIDS, and no client reregistration (CA17-31).
+  std::uint32_t port_cap_flags = (1u << 16) | (1u << 26);
 };
 
 struct Port {

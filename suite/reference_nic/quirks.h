@@ -57,6 +57,11 @@ enum class Quirk : std::uint8_t {
   kTtlFixed64,                 // IP TTL / hop limit always 64, whatever the AV says
   kEcnEctWithoutCc,            // ECT(0) on every packet without congestion management
   kDfClear,                    // IPv4 Don't Fragment never set
+  kPortLidReported,            // the port reports a LID, an SM LID and an LMC, as an IB port
+  kClientReregAdvertised,      // the port advertises client reregistration (CLIENT_REG_SUP)
+  kSolicitedEventAlways,       // a CQ armed for solicited completions fires on any completion
+  kCqStaysArmed,               // a completion event does not disarm the CQ
+  kLapLidChecked,              // a LAP with nonzero alternate port LIDs gets APR status 7
   kIpv6HopLimitFixed,          // IPv6 hop limit always 64 (the IPv4 TTL follows the AV)
   kIpv6TrafficClassZero,       // IPv6 traffic class 0, whatever the AV says
   kIpv6PlenWithoutIcrc,        // IPv6 payload length leaves out the ICRC

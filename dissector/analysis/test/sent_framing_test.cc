@@ -113,6 +113,12 @@ TEST(SentFraming, FramePaddedToTheEthernetMinimumIsFine) {
   EXPECT_EQ(fs[1].statement, "CA17-21");
 }
 
+TEST(SentFraming, WrongIcrcIsAMalformedFrame) {
+  auto f = bytes_of(good_ack());
+  f[f.size() - 1] ^= 0x01;
+  expect_only(check(f), "CA17-2", "icrc");
+}
+
 TEST(SentFraming, Ipv4VersionAndHeaderLength) {
   expect_only(edited([](auto& f) { f[kIp] = 0x55; }), "CA17-3", "ipv4.version");
   // IHL 6: four option bytes inserted, the lengths grown with them.

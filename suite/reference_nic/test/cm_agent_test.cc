@@ -656,6 +656,37 @@ TEST_F(CmAgentTest, ClassPortInfoGetAnswered) {
 
 // ---- quirks ----------------------------------------------------------------------------------
 
+// A LAP is ignored on RoCE (no alternate paths); the lap-lid-checked defect answers one with
+// nonzero LIDs with APR status 7.
+TEST_F(CmAgentTest, LapIgnoredUnlessTheQuirkValidatesItsLids) {
+  for (const bool quirk : {false, true}) {
+    Quirks q;
+    if (quirk) q.set(Quirk::kLapLidChecked);
+    make(q);
+    ASSERT_TRUE(nic->cm().listen(kService, listener()));
+    send_req(make_req());
+    const CmRep rep = last_cm<CmRep>();
+    nic->cm().on_comm_est(rep.local_qpn, 0);
+    const std::size_t sent = frames.size();
+    CmLap lap;
+    lap.local_comm_id = 0x1111;
+    lap.remote_comm_id = rep.local_comm_id;
+    lap.remote_qpn = rep.local_qpn;
+    lap.alternate.local_lid = 0x1234;
+    lap.alternate.remote_lid = 0x5678;
+    deliver(mad_frame(lap, 0x7000));
+    if (!quirk) {
+      EXPECT_EQ(frames.size(), sent) << "a LAP is ignored";
+      continue;
+    }
+    const CmApr apr = last_cm<CmApr>();
+    EXPECT_EQ(apr.ap_status, 7);
+    EXPECT_EQ(apr.remote_comm_id, 0x1111u);
+    EXPECT_EQ(last().mad->header.tid, 0x7000u);
+    EXPECT_EQ(qp(rep.local_qpn).state(), QpState::kRts) << "the connection stays";
+  }
+}
+
 TEST_F(CmAgentTest, QuirkTidMismatchRepliesWithTheNextTid) {
   Quirks q;
   q.set(Quirk::kTidMismatch);

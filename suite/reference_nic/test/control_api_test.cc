@@ -109,6 +109,12 @@ TEST_F(ControlApiTest, HelloListsOpsDeviceAndPort) {
   EXPECT_EQ(r["port"]["ipv4"], "192.0.2.2");
   EXPECT_EQ(r["port"]["mac"], "02:00:00:00:00:01");
   EXPECT_EQ(r["port"]["pkeys"][0], 0xFFFF);
+  // A RoCE port: no LID, LMC or SM, and no client reregistration (A17.5).
+  EXPECT_EQ(r["port"]["lid"], 0);
+  EXPECT_EQ(r["port"]["sm_lid"], 0);
+  EXPECT_EQ(r["port"]["lmc"], 0);
+  EXPECT_EQ(r["port"]["link_layer"], "Ethernet");
+  EXPECT_EQ(r["port"]["port_cap_flags"], json({"CM_SUP", "IP_BASED_GIDS"}));
   bool v4_gid = false;
   for (const json& g : r["port"]["gids"]) v4_gid |= g["gid"] == "::ffff:192.0.2.2";
   EXPECT_TRUE(v4_gid) << r["port"]["gids"];
@@ -129,6 +135,25 @@ class ControlApiQuirkTest : public ControlApiTest {
     return q;
   }
 };
+
+class ControlApiPortQuirkTest : public ControlApiTest {
+ protected:
+  ControlApiPortQuirkTest() : ControlApiTest(quirks()) {}
+  static Quirks quirks() {
+    Quirks q;
+    q.set(Quirk::kPortLidReported);
+    q.set(Quirk::kClientReregAdvertised);
+    return q;
+  }
+};
+
+TEST_F(ControlApiPortQuirkTest, PortReportsInfiniBandAttributes) {
+  const json port = ok({{"op", "hello"}})["port"];
+  EXPECT_EQ(port["lid"], 1);
+  EXPECT_EQ(port["sm_lid"], 1);
+  EXPECT_EQ(port["lmc"], 1);
+  EXPECT_EQ(port["port_cap_flags"], json({"CM_SUP", "CLIENT_REG_SUP", "IP_BASED_GIDS"}));
+}
 
 TEST_F(ControlApiQuirkTest, HelloAndQuirksNameTheActiveQuirks) {
   EXPECT_EQ(ok({{"op", "hello"}})["quirks"], json({"msn-stuck"}));
@@ -202,6 +227,15 @@ TEST_F(ControlApiTest, CqOps) {
   ok({{"op", "req_notify_cq"}, {"cq", h}});
   EXPECT_EQ(nic_.device().cq(h)->notify_mode(), CqNotify::kNextComp);
   EXPECT_EQ(ok({{"op", "poll_cq"}, {"cq", h}, {"max", 4}})["wc"], json::array());
+  // The armed CQ's next completion is one event on the channel; cq_events drains it.
+  EXPECT_EQ(ok({{"op", "cq_events"}})["events"], json::array());
+  nic_.device().cq(h)->push(Cqe{});
+  nic_.device().cq(h)->push(Cqe{});
+  EXPECT_EQ(ok({{"op", "cq_events"}, {"wait_ms", 10}})["events"], json({h}));
+  EXPECT_EQ(ok({{"op", "cq_events"}})["events"], json::array());
+  const json long_wait = call({{"op", "cq_events"}, {"wait_ms", 1001}});
+  EXPECT_EQ(long_wait["ok"], false);
+  EXPECT_NE(long_wait.value("error", "").find("cq_events.wait_ms"), std::string::npos) << long_wait;
   EXPECT_EQ(call({{"op", "create_cq"}, {"depth", 0}})["errno"], "EINVAL");
   ok({{"op", "destroy_cq"}, {"cq", h}});
   EXPECT_EQ(call({{"op", "poll_cq"}, {"cq", h}})["errno"], "ENOENT");

@@ -112,6 +112,26 @@ TEST_F(CqTest, ArmingForNextWidensASolicitedArming) {
   EXPECT_EQ(cq.comp_events(), 1u);
 }
 
+TEST_F(CqTest, SolicitedEventAlwaysDefectFiresOnAnyCompletion) {
+  Cq::Env defective = env;
+  defective.solicited_always = true;
+  Cq cq(6, 8, defective);
+  cq.req_notify(true);
+  cq.push(cqe(1));
+  EXPECT_EQ(cq.comp_events(), 1u) << "an unsolicited completion fired the solicited arming";
+}
+
+TEST_F(CqTest, StaysArmedDefectFiresOnEveryCompletion) {
+  Cq::Env defective = env;
+  defective.stays_armed = true;
+  Cq cq(7, 8, defective);
+  cq.req_notify(false);
+  cq.push(cqe(1));
+  cq.push(cqe(2));
+  EXPECT_EQ(cq.comp_events(), 2u) << "the event did not disarm the CQ";
+  EXPECT_EQ(cq.notify_mode(), CqNotify::kNextComp);
+}
+
 TEST_F(CqTest, PurgeRemovesOneQpsCompletions) {
   Cq cq(1, 8, env);
   cq.push(cqe(1, 0x11));
