@@ -76,8 +76,9 @@ TEST(ScriptCheck, UnknownOpcodeOrKind) {
   EXPECT_NE(e.find("ACKK"), std::string::npos) << e;
   e = error_of("connect c\nexpect c ACK psn=0 or NACK psn=1\n");
   EXPECT_NE(e.find("NACK"), std::string::npos) << e;
-  e = error_of("send c LAP\n");  // a CM message the tester does not send
-  EXPECT_TRUE(e.starts_with("cases/t/x.rcase:3: the tester does not send CM message 'LAP'")) << e;
+  e = error_of("send c APR\n");  // a CM message the tester does not send
+  EXPECT_TRUE(e.starts_with("cases/t/x.rcase:3: the tester does not send CM message 'APR'")) << e;
+  EXPECT_EQ(error_of("connect c\nsend c LAP cm.alternate_local_lid=0x1234\n"), "(parsed)");
 }
 
 TEST(ScriptCheck, ConnectionNotMade) {
