@@ -38,14 +38,16 @@ int error(const std::string& line) {
 int main(int argc, char** argv) {
   using namespace roceconf::agent;
   CLI::App app{"roceconf-agent: the DUT side of roceconf (responder convention and control API)"};
-  std::string listen, control, secret_file;
+  std::vector<std::string> listen;
+  std::string control, secret_file;
   SessionOptions session;
   unsigned port_num = 1;
   ResponderConfig responder;
   app.add_option("--device", session.device, "RDMA device (ibv_devices), default: the first");
   app.add_option("--ib-port", port_num, "the device's port number")->check(CLI::Range(1, 255));
   app.add_option("--listen", listen,
-                 "responder: ADDR:PORT to accept rdma_cm connections on (rping's port is 7471)");
+                 "responder: ADDR:PORT to accept rdma_cm connections on (rping's port is 7471); "
+                 "repeat it for the IPv6 address ([ADDR]:PORT) of RoCEv2 over IPv6");
   app.add_option("--control", control,
                  "control API: HOST:PORT of the TCP socket (JSON lines); bind the test link's "
                  "address");
@@ -82,16 +84,18 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<Responder> resp;
   if (!listen.empty()) {
-    auto hp = split_host_port(listen, "--listen");
-    if (!hp) return error(hp.error());
-    responder.address = hp->first;
-    responder.port = hp->second;
+    responder.listen.clear();
+    for (const std::string& text : listen) {
+      auto hp = split_host_port(text, "--listen");
+      if (!hp) return error(hp.error());
+      responder.listen.push_back(*hp);
+    }
     auto r = Responder::start(responder);
     if (!r) return error(r.error());
     resp = std::move(*r);
     fmt::print(stderr,
-               "roceconf-agent: responder listens on {}:{} (region {} B, {} receives of {} B)\n",
-               responder.address, responder.port, responder.region_size, responder.recv_depth,
+               "roceconf-agent: responder listens on {} (region {} B, {} receives of {} B)\n",
+               fmt::join(listen, " and "), responder.region_size, responder.recv_depth,
                responder.recv_buffer_size);
   }
   std::unique_ptr<ControlServer> server;

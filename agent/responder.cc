@@ -67,27 +67,47 @@ std::expected<std::unique_ptr<Responder>, std::string> Responder::start(
     return std::unexpected(
         fmt::format("rdma_create_event_channel: {} (is rdma_ucm loaded?)", std::strerror(errno)));
   set_nonblocking(r->channel_->fd);
-  if (rdma_create_id(r->channel_, &r->listener_, nullptr, RDMA_PS_TCP) != 0)
-    return std::unexpected(fmt::format("rdma_create_id: {}", std::strerror(errno)));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(config.port);
-  if (inet_pton(AF_INET, config.address.c_str(), &addr.sin_addr) != 1)
-    return std::unexpected(fmt::format("--listen: '{}' is not an IPv4 address", config.address));
-  if (rdma_bind_addr(r->listener_, reinterpret_cast<sockaddr*>(&addr)) != 0)
-    return std::unexpected(
-        fmt::format("rdma_bind_addr {}:{}: {} (is the address on an RDMA "
-                    "device's interface, and the port free?)",
-                    config.address, config.port, std::strerror(errno)));
-  if (rdma_listen(r->listener_, 1024) != 0)
-    return std::unexpected(fmt::format("rdma_listen: {}", std::strerror(errno)));
+  for (const auto& [address, port] : config.listen) {
+    sockaddr_storage addr{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+    if (inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+      v4->sin_family = AF_INET;
+      v4->sin_port = htons(port);
+    } else if (inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+      v6->sin6_family = AF_INET6;
+      v6->sin6_port = htons(port);
+    } else {
+      return std::unexpected(fmt::format("--listen: '{}' is not an IPv4 or IPv6 address", address));
+    }
+    rdma_cm_id* id = nullptr;
+    if (rdma_create_id(r->channel_, &id, nullptr, RDMA_PS_TCP) != 0)
+      return std::unexpected(fmt::format("rdma_create_id: {}", std::strerror(errno)));
+    r->listeners_.push_back(id);
+    if (addr.ss_family == AF_INET6) {
+      // This address only: the IPv4 one has a listener of its own.
+      int only = 1;
+      (void)rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &only, sizeof only);
+    }
+    if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&addr)) != 0)
+      return std::unexpected(
+          fmt::format("rdma_bind_addr {}:{}: {} (is the address on an RDMA "
+                      "device's interface, and the port free?)",
+                      address, port, std::strerror(errno)));
+    if (rdma_listen(id, 1024) != 0)
+      return std::unexpected(fmt::format("rdma_listen: {}", std::strerror(errno)));
+  }
   return r;
+}
+
+bool Responder::is_listener(const rdma_cm_id* id) const {
+  return std::find(listeners_.begin(), listeners_.end(), id) != listeners_.end();
 }
 
 Responder::~Responder() {
   while (!connections_.empty()) release(connections_.begin()->first);
   if (completions_) ibv_destroy_comp_channel(completions_);
-  if (listener_) rdma_destroy_id(listener_);
+  for (rdma_cm_id* id : listeners_) rdma_destroy_id(id);
   if (channel_) rdma_destroy_event_channel(channel_);
 }
 
@@ -142,7 +162,7 @@ void Responder::on_cm_event() {
         break;
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
         log("the RDMA device went away");
-        if (id != listener_) release(id);
+        if (!is_listener(id)) release(id);
         break;
       default:
         break;
@@ -266,7 +286,7 @@ void Responder::on_completion() {
 void Responder::release(rdma_cm_id* id) {
   const auto it = connections_.find(id);
   if (it == connections_.end()) {
-    if (id != listener_) rdma_destroy_id(id);
+    if (!is_listener(id)) rdma_destroy_id(id);
     return;
   }
   Connection& c = *it->second;

@@ -1,8 +1,8 @@
-// The responder of the roceconf convention (suite/reference_nic/RESPONDER_CONVENTION.md) over librdmacm:
-// what `roceconf target --listen PORT` does in the reference target, on a real device. It listens
-// with rdma_cm on a TCP-port-space service ID; for each connection it makes a PD, a CQ, an RC QP
-// with receive buffers kept posted and one region open to remote read, write and atomics, and
-// announces the region in the REP private data (RcnfPrivateData). It never sends requests. At
+// The responder of the roceconf convention (suite/reference_nic/RESPONDER_CONVENTION.md) over
+// librdmacm: what `roceconf target --listen PORT` does in the reference target, on a real device.
+// It listens with rdma_cm on a TCP-port-space service ID; for each connection it makes a PD, a CQ,
+// an RC QP with receive buffers kept posted and one region open to remote read, write and atomics,
+// and announces the region in the REP private data (RcnfPrivateData). It never sends requests. At
 // disconnect it frees the connection's resources.
 #pragma once
 
@@ -13,12 +13,15 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace roceconf::agent {
 
 struct ResponderConfig {
-  std::string address = "0.0.0.0";  // the IPv4 address to listen on (the RoCE interface's)
-  std::uint16_t port = 7471;
+  // The addresses to listen on, each with its TCP port: the RoCE interface's IPv4 address and,
+  // for RoCEv2 over IPv6, its IPv6 address (an rdma_cm listener serves one address family).
+  std::vector<std::pair<std::string, std::uint16_t>> listen = {{"0.0.0.0", 7471}};
   std::uint32_t region_size = 64 * 1024;
   std::uint32_t recv_depth = 16;
   std::uint32_t recv_buffer_size = 4096;
@@ -56,7 +59,8 @@ class Responder {
 
   ResponderConfig config_;
   rdma_event_channel* channel_ = nullptr;
-  rdma_cm_id* listener_ = nullptr;
+  bool is_listener(const rdma_cm_id* id) const;
+  std::vector<rdma_cm_id*> listeners_;
   ibv_comp_channel* completions_ = nullptr;  // made on the first connection's device
   ibv_context* completions_ctx_ = nullptr;
   std::map<rdma_cm_id*, std::unique_ptr<Connection>> connections_;

@@ -505,7 +505,10 @@ class Ops {
     ah.is_global = 1;
     ah.grh.dgid = *gid;
     ah.grh.flow_label = static_cast<std::uint32_t>(f.u("flow_label", 0xFFFFF, 0));
-    const int default_sgid = s_.roce_v2_ipv4_gid_ < 0 ? 0 : s_.roce_v2_ipv4_gid_;
+    // The source GID of the destination's kind: a RoCEv2 IPv4 GID toward an IPv4-mapped one, a
+    // routable RoCEv2 IPv6 GID toward an IPv6 address.
+    const int family_gid = is_v4_mapped(*gid) ? s_.roce_v2_ipv4_gid_ : s_.roce_v2_ipv6_gid_;
+    const int default_sgid = family_gid < 0 ? 0 : family_gid;
     ah.grh.sgid_index = static_cast<std::uint8_t>(
         f.u("sgid_index", UINT8_MAX, static_cast<std::uint64_t>(default_sgid)));
     ah.grh.hop_limit = static_cast<std::uint8_t>(f.u("hop_limit", UINT8_MAX, 64));
@@ -979,10 +982,15 @@ Session::Session(const SessionOptions& options) : options_(options) {
     ibv_gid_entry entry{};
     if (ibv_query_gid_ex(ctx_, options_.port, static_cast<std::uint32_t>(i), &entry, 0) != 0)
       continue;
-    if (entry.gid_type == IBV_GID_TYPE_ROCE_V2 && is_v4_mapped(entry.gid)) {
-      roce_v2_ipv4_gid_ = i;
-      local_ipv4_ = mapped_ipv4_text(entry.gid);
-      break;
+    if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    if (is_v4_mapped(entry.gid)) {
+      if (roce_v2_ipv4_gid_ < 0) {
+        roce_v2_ipv4_gid_ = i;
+        local_ipv4_ = mapped_ipv4_text(entry.gid);
+      }
+    } else if (roce_v2_ipv6_gid_ < 0 &&
+               !(entry.gid.raw[0] == 0xFE && (entry.gid.raw[1] & 0xC0) == 0x80)) {
+      roce_v2_ipv6_gid_ = i;  // a routable IPv6 address (not the link-local GID 0)
     }
   }
 }

@@ -89,6 +89,7 @@ class Session {
   std::string device_name_;
   std::string device_error_;
   int roce_v2_ipv4_gid_ = -1;  // default sgid_index: the port's RoCEv2 IPv4 GID
+  int roce_v2_ipv6_gid_ = -1;  // toward an IPv6 GID: the port's first routable RoCEv2 IPv6 GID
   std::string local_ipv4_;     // that GID's address
   std::unique_ptr<CmActive> cm_;
 

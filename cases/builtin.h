@@ -28,5 +28,6 @@ void add_qp_cpp_cases(engine::Catalogue& catalogue);
 void add_verbs_cpp_cases(engine::Catalogue& catalogue);
 void add_ud_cpp_cases(engine::Catalogue& catalogue);
 void add_mw_cpp_cases(engine::Catalogue& catalogue);
+void add_ipv6_cpp_cases(engine::Catalogue& catalogue);
 
 }  // namespace roceconf::cases

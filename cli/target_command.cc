@@ -48,6 +48,14 @@ int run_target(const TargetArgs& args) {
         kExitUsage,
         fmt::format("--ip '{}' is not an IPv4 address (a.b.c.d, e.g. 192.0.2.2)", args.ip));
   options.ipv4 = *ip;
+  if (!args.ip6.empty()) {
+    const auto ip6 = parse_ipv6(args.ip6);
+    if (!ip6 || gid_is_ipv4_mapped(*ip6))
+      return error(kExitUsage, fmt::format("--ip6 '{}' is not an IPv6 address (e.g. 2001:db8::2; "
+                                           "an IPv4 address goes to --ip)",
+                                           args.ip6));
+    options.ipv6 = *ip6;
+  }
   for (const std::string& name : args.quirks) {
     if (auto enabled = options.quirks.enable(name); !enabled)
       return error(kExitUsage, fmt::format("--quirk: {}", enabled.error()));
@@ -96,6 +104,9 @@ void add_target_command(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--mac", args->mac, "the NIC's MAC address (default: the interface's)");
   cmd->add_option("--ip", args->ip, "the NIC's IPv4 address (its RoCEv2 GID is ::ffff:IP)")
       ->required();
+  cmd->add_option("--ip6", args->ip6,
+                  "the NIC's IPv6 address, a second RoCEv2 GID (default: none; the link-local "
+                  "GID 0 only)");
   cmd->add_option("--udp-port", args->udp_port, "UDP destination port of RoCEv2")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();

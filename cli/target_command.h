@@ -22,6 +22,7 @@ struct TargetArgs {
   std::string netns;
   std::string mac;  // empty: the interface's
   std::string ip;
+  std::string ip6;  // empty: no IPv6 GID
   std::uint16_t udp_port = Udp::kRocePort;
   std::vector<std::string> quirks;
   std::vector<std::string> pkeys;  // P_Key table entries after 0xFFFF

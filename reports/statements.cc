@@ -20,7 +20,6 @@ constexpr std::string_view kRequester =
     "needs the device graded as requester (the tester answering its requests): no case yet";
 constexpr std::string_view kCongestion =
     "needs congestion notification graded (CNP generation and rate reaction): no case yet";
-constexpr std::string_view kIpv6 = "needs IPv6 GIDs in the tester and the targets: no case yet";
 constexpr std::string_view kSmSa =
     "subnet management and subnet administration classes do not apply to RoCEv2 (A17.6)";
 constexpr std::string_view kIbLink = "tests the IB link layer, which RoCEv2 does not have";
@@ -214,7 +213,7 @@ constexpr Statement kStatements[] = {
     {"C17-24", "17", "QP0 on every port", K::kNotApplicable, kCa17Cancelled},
 
     // ---- Annex A17: RoCEv2 ----
-    {"CA17-1", "A17", "A port supports RoCEv2 over both IPv4 and IPv6", K::kApplies, kIpv6},
+    {"CA17-1", "A17", "A port supports RoCEv2 over both IPv4 and IPv6"},
     {"CA17-2", "A17", "A RoCEv2 packet is Ethernet, IP, UDP, BTH and the rest, then the ICRC"},
     {"CA17-3", "A17", "A sent IPv4 header has IHL 5 (no options)"},
     {"CA17-4", "A17", "A sent IPv4 DSCP is the address vector's traffic class"},
@@ -226,14 +225,13 @@ constexpr Statement kStatements[] = {
     {"CA17-10", "A17", "The IPv4 protocol is 17 (UDP)"},
     {"CA17-11", "A17", "The IP source address is the source GID's"},
     {"CA17-12", "A17", "The IP destination address is the destination GID's"},
-    {"CA17-13", "A17", "A sent IPv6 traffic class DSCP is the address vector's", K::kApplies,
-     kIpv6},
-    {"CA17-14", "A17", "A sent IPv6 ECN as for IPv4", K::kApplies, kIpv6},
-    {"CA17-15", "A17", "The IPv6 payload length counts the ICRC", K::kApplies, kIpv6},
-    {"CA17-16", "A17", "The IPv6 next header is 17 (UDP)", K::kApplies, kIpv6},
-    {"CA17-17", "A17", "The IPv6 hop limit is the address vector's", K::kApplies, kIpv6},
-    {"CA17-18", "A17", "The IPv6 source address is the source GID", K::kApplies, kIpv6},
-    {"CA17-19", "A17", "The IPv6 destination address is the destination GID", K::kApplies, kIpv6},
+    {"CA17-13", "A17", "A sent IPv6 traffic class DSCP is the address vector's"},
+    {"CA17-14", "A17", "A sent IPv6 ECN as for IPv4"},
+    {"CA17-15", "A17", "The IPv6 payload length counts the ICRC"},
+    {"CA17-16", "A17", "The IPv6 next header is 17 (UDP)"},
+    {"CA17-17", "A17", "The IPv6 hop limit is the address vector's"},
+    {"CA17-18", "A17", "The IPv6 source address is the source GID"},
+    {"CA17-19", "A17", "The IPv6 destination address is the destination GID"},
     {"CA17-20", "A17", "The UDP destination port is 4791"},
     {"CA17-21", "A17", "The UDP length counts the ICRC"},
     {"CA17-22", "A17", "The ICRC covers the IP datagram with the variant fields masked"},

@@ -360,6 +360,11 @@ void register_engine(py::module_& m) {
         d["tester_ip"] = format_ipv4(a.tester.ip);
         d["target_mac"] = format_mac(a.device.mac);
         d["target_ip"] = format_ipv4(a.device.ip);
+        const auto ip6 = [](const std::optional<Ipv6Address>& ip) {
+          return ip ? py::object(py::str(format_gid(*ip))) : py::object(py::none());
+        };
+        d["tester_ip6"] = ip6(a.tester.ip6);
+        d["target_ip6"] = ip6(a.device.ip6);
         d["udp_port"] = a.udp_port;
         return d;
       });

@@ -24,6 +24,7 @@ py::dict endpoint(const engine::Endpoint& e) {
   py::dict d;
   d["mac"] = format_mac(e.mac);
   d["ip"] = format_ipv4(e.ip);
+  d["ip6"] = e.ip6 ? py::object(py::str(format_gid(*e.ip6))) : py::object(py::none());
   return d;
 }
 

@@ -5,13 +5,16 @@
 // and, run last, folds in the findings of every other case of the run.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cases/builtin.h"
+#include "cases/cpp/framing_cases.h"
 #include "dissector/analysis/sent_framing.h"
+#include "dissector/packet.h"
 
 namespace roceconf::cases {
 
@@ -22,63 +25,66 @@ using engine::Connection;
 
 constexpr const char* kSource = "cases/cpp/header_cases.cc";
 constexpr const char* kId = "header/sent-framing";
-// Neither is a default anywhere: a target that sends with its own (64, 0) is caught.
-constexpr std::uint8_t kHopLimit = 17;
-constexpr std::uint8_t kTrafficClass = 0x68;  // DSCP 26 (AF31), ECN bits 00
 constexpr std::size_t kMaxDiffs = 5;
 
-void step(CaseContext& ctx, std::string_view what) {
-  ctx.set_step(fmt::format("{}: {}", kSource, what));
-}
+}  // namespace
 
-void traffic(CaseContext& ctx) {
+void framing_traffic(CaseContext& ctx, std::string_view source, bool ipv6) {
+  const auto step = [&](std::string_view what) {
+    ctx.set_step(fmt::format("{}: {}", source, what));
+  };
   Connection& c = ctx.new_connection("c");
-  step(ctx, fmt::format("connect c pmtu=1024 REQ primary_hop_limit={} primary_traffic_class={:#x}",
-                        kHopLimit, kTrafficClass));
-  ctx.connect(c, {{"pmtu", "1024"},
-                  {"primary_hop_limit", std::to_string(kHopLimit)},
-                  {"primary_traffic_class", std::to_string(kTrafficClass)}});
+  step(fmt::format("connect c pmtu=1024{} REQ primary_hop_limit={} primary_traffic_class={:#x}",
+                   ipv6 ? " gid=ipv6" : "", kFramingHopLimit, kFramingTrafficClass));
+  engine::Assignments connect = {{"pmtu", "1024"},
+                                 {"primary_hop_limit", std::to_string(kFramingHopLimit)},
+                                 {"primary_traffic_class", std::to_string(kFramingTrafficClass)}};
+  if (ipv6) connect.set("gid", "ipv6");
+  ctx.connect(c, connect);
   const auto window = ctx.timing().expect_window();
-  step(ctx, "SEND_ONLY psn=0, ACK");
+  step("SEND_ONLY psn=0, ACK");
   ctx.send(c, "SEND_ONLY", {{"psn", "0"}, {"ackreq", "1"}, {"len", "64"}});
   ctx.expect(&c, {"ACK", {{"psn", "0"}, {"syndrome", "ack"}}}, window);
-  step(ctx, "RDMA_WRITE_ONLY psn=1, ACK");
+  step("RDMA_WRITE_ONLY psn=1, ACK");
   ctx.send(c, "RDMA_WRITE_ONLY", {{"psn", "1"}, {"ackreq", "1"}, {"offset", "0"}, {"len", "64"}});
   ctx.expect(&c, {"ACK", {{"psn", "1"}, {"syndrome", "ack"}}}, window);
-  step(ctx, "READ psn=2 of 3 packets: FIRST, MIDDLE, LAST");
+  step("READ psn=2 of 3 packets: FIRST, MIDDLE, LAST");
   ctx.send(c, "READ", {{"psn", "2"}, {"offset", "0"}, {"len", "3000"}});
   ctx.expect(&c, {"READ_RESPONSE_FIRST", {{"psn", "2"}}}, window);
   ctx.expect(&c, {"READ_RESPONSE_MIDDLE", {{"psn", "3"}}}, window);
   ctx.expect(&c, {"READ_RESPONSE_LAST", {{"psn", "4"}}}, window);
-  step(ctx, "FETCH_ADD psn=5, ATOMIC_ACK");
+  step("FETCH_ADD psn=5, ATOMIC_ACK");
   ctx.send(c, "FETCH_ADD", {{"psn", "5"}, {"offset", "0"}, {"add", "1"}});
   ctx.expect(&c, {"ATOMIC_ACK", {{"psn", "5"}}}, window);
-  step(ctx, "SEND_ONLY psn=8 (6 and 7 skipped), NAK PSN sequence error");
+  step("SEND_ONLY psn=8 (6 and 7 skipped), NAK PSN sequence error");
   ctx.send(c, "SEND_ONLY", {{"psn", "8"}, {"ackreq", "1"}, {"len", "16"}});
   ctx.expect(&c, {"NAK", {{"psn", "6"}, {"syndrome", "psn_seq_err"}}}, window);
-  step(ctx, "DREQ, DREP");
+  step("DREQ, DREP");
   ctx.disconnect(c);
 }
+
+namespace {
 
 struct Hit {
   std::string where;  // "psn/in-order-ack frame 4"
   FramingFinding finding;
 };
 
-// Every framing finding on the frames of `r`, numbered as the case's frames (sent and
+// Every framing finding in scope on the frames of `r`, numbered as the case's frames (sent and
 // received, from 1).
-void collect(const report::CaseResult& r, std::vector<Hit>& hits, std::size_t& packets,
-             std::size_t& received) {
+void collect(const report::CaseResult& r, const FramingScope& scope, std::vector<Hit>& hits,
+             std::size_t& packets, std::size_t& received) {
   std::size_t frame = 0;
   for (const auto& e : r.events) {
     if (e.frame.empty()) continue;
     ++frame;
     if (e.kind != report::EventKind::kReceived) continue;
+    if (scope.ipv6_frames_only && !decode(e.frame).ipv6) continue;
     ++received;
     bool broken = false;
     for (const auto& a : e.analysis) {
       auto f = parse_framing_finding(a);
-      if (!f) continue;
+      if (!f || scope.ipv6_statements != is_ipv6_framing_statement(f->statement)) continue;
       broken = true;
       hits.push_back({fmt::format("{} frame {}", r.id, frame), std::move(*f)});
     }
@@ -86,8 +92,16 @@ void collect(const report::CaseResult& r, std::vector<Hit>& hits, std::size_t& p
   }
 }
 
-// The case's own verdict (its traffic) and the findings on every packet of the run.
-void grade(report::CaseResult& own, std::span<const report::CaseResult> others) {
+}  // namespace
+
+bool is_ipv6_framing_statement(std::string_view statement) {
+  static constexpr std::string_view kIpv6[] = {"CA17-13", "CA17-14", "CA17-15", "CA17-16",
+                                               "CA17-17", "CA17-18", "CA17-19"};
+  return std::ranges::find(kIpv6, statement) != std::end(kIpv6);
+}
+
+void grade_framing(report::CaseResult& own, std::span<const report::CaseResult> others,
+                   const FramingScope& scope) {
   std::vector<Hit> hits;
   std::size_t packets = 0, received = 0;
   std::set<std::string> broken_cases;
@@ -98,7 +112,7 @@ void grade(report::CaseResult& own, std::span<const report::CaseResult> others) 
          return all;
        }()) {
     const std::size_t before = hits.size();
-    collect(*r, hits, packets, received);
+    collect(*r, scope, hits, packets, received);
     if (hits.size() > before) broken_cases.insert(r->id);
   }
   const std::size_t cases = others.size() + 1;
@@ -126,8 +140,9 @@ void grade(report::CaseResult& own, std::span<const report::CaseResult> others) 
     return;
   }
   if (own.verdict == report::Verdict::kPass) {
-    own.reason = fmt::format("{} packets the target sent in {} {} checked: none breaks framing",
-                             received, cases, cases == 1 ? "case" : "cases");
+    own.reason = fmt::format("{} packets the target sent{} in {} {} checked: none breaks framing",
+                             received, scope.ipv6_frames_only ? " over IPv6" : "", cases,
+                             cases == 1 ? "case" : "cases");
     return;
   }
   // Its own traffic did not run (SKIP, INCONCLUSIVE) or went wrong: that verdict stands, since
@@ -135,12 +150,10 @@ void grade(report::CaseResult& own, std::span<const report::CaseResult> others) 
   // the other cases' packets showed.
   if (received > 0 && own.verdict != report::Verdict::kError)
     own.reason += fmt::format(
-        "; {} packets the target sent in the run ({} {}) checked: none "
+        "; {} packets the target sent{} in the run ({} {}) checked: none "
         "breaks framing",
-        received, cases, cases == 1 ? "case" : "cases");
+        received, scope.ipv6_frames_only ? " over IPv6" : "", cases, cases == 1 ? "case" : "cases");
 }
-
-}  // namespace
 
 void add_header_cpp_cases(engine::Catalogue& catalogue) {
   engine::CaseDef def;
@@ -154,7 +167,8 @@ void add_header_cpp_cases(engine::Catalogue& catalogue) {
       "management, IP and UDP lengths that reach the end of the frame (ICRC included), UDP "
       "destination port 4791, source and destination addresses from the GIDs, BTH reserved bits "
       "and TVer 0, a valid ICRC at the end, and for CM MADs a 256-byte MAD of base version 1, "
-      "class 0x07 version 2 and no REJ with a LID reason. This case runs last: it connects with "
+      "class 0x07 version 2 and no REJ with a LID reason (the IPv6 header's own rules, CA17-13 "
+      "to CA17-19, are graded by ipv6/sent-framing). This case runs last: it connects with "
       "hop limit 17 and traffic class 0x68, makes a SEND, an RDMA WRITE, a three-packet READ, an "
       "atomic, a PSN sequence NAK and a DREQ, then fails when any packet of the run broke a rule "
       "(the findings are on the packets' events).";
@@ -173,8 +187,11 @@ void add_header_cpp_cases(engine::Catalogue& catalogue) {
   def.requirement = "MUST";
   def.needs = {"responder"};
   def.source = kSource;
-  def.run = traffic;
-  def.grade_run = grade;
+  def.run = [](CaseContext& ctx) { framing_traffic(ctx, kSource, false); };
+  // The IPv6 header's rules (CA17-13 to CA17-19) are ipv6/sent-framing's.
+  def.grade_run = [](report::CaseResult& own, std::span<const report::CaseResult> others) {
+    grade_framing(own, others, {.ipv6_statements = false, .ipv6_frames_only = false});
+  };
   catalogue.add(std::move(def));
 }
 

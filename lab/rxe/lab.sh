@@ -35,8 +35,10 @@ RUN=$LAB_DIR/run
 # agent's control port, forwarded to 127.0.0.1 inside the namespace only).
 BRIDGE=br0
 TESTER_IP=192.0.2.1
+TESTER_IP6=2001:db8::1  # the IPv6 documentation prefix: RoCEv2 over IPv6 (area ipv6)
 GUEST=rxe-dut
 GUEST_IP=192.0.2.11
+GUEST_IP6=2001:db8::11
 GUEST_MAC=52:54:00:77:00:11
 CTL_MAC=52:54:00:ee:00:11
 GUEST_CTL_IP=198.51.100.15  # the guest's eth1 (lab-net.sh): the agent's control API binds it
@@ -177,6 +179,7 @@ up() {
       nsx ip link add "$BRIDGE" type bridge stp_state 0 forward_delay 0
     nsx ip link set "$BRIDGE" mtu "$MTU"
     nsx ip addr replace "$TESTER_IP/24" dev "$BRIDGE"
+    nsx ip -6 addr replace "$TESTER_IP6/64" dev "$BRIDGE" nodad
     nsx ip link set "$BRIDGE" up
     nsx ip link show tap0 >/dev/null 2>&1 || nsx ip tuntap add tap0 mode tap
     nsx ip link set tap0 mtu "$MTU" master "$BRIDGE" up
@@ -184,7 +187,7 @@ up() {
     [[ $ACCEL == kvm ]] && accel=(-accel kvm -cpu "host,-arch-capabilities")
     nsx qemu-system-x86_64 -name "$GUEST" "${accel[@]}" -machine q35 -smp 1 -m 1024 \
       -kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
-      -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet lab.name=$GUEST lab.ip=$GUEST_IP/24 lab.mtu=$MTU lab.rxe=1" \
+      -append "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet lab.name=$GUEST lab.ip=$GUEST_IP/24 lab.ip6=$GUEST_IP6/64 lab.mtu=$MTU lab.rxe=1" \
       -drive file="$dir/rootfs.ext4",format=raw,if=virtio,snapshot=on \
       -netdev tap,id=data,ifname=tap0,script=no,downscript=no \
       -device virtio-net-pci,netdev=data,mac=$GUEST_MAC \
@@ -219,7 +222,7 @@ start_agent() {
   ensure_secret
   gssh "umask 077 && cat >$GUEST_SECRET" <"$SECRET"
   # Bound to the guest's control address (where qemu forwards the port), never 0.0.0.0.
-  gssh "systemd-run --quiet --unit=roceconf-agent /usr/local/bin/roceconf-agent --device rxe0 --listen $GUEST_IP:$SERVICE_PORT --control $GUEST_CTL_IP:$AGENT_PORT --secret-file $GUEST_SECRET"
+  gssh "systemd-run --quiet --unit=roceconf-agent /usr/local/bin/roceconf-agent --device rxe0 --listen $GUEST_IP:$SERVICE_PORT --listen [$GUEST_IP6]:$SERVICE_PORT --control $GUEST_CTL_IP:$AGENT_PORT --secret-file $GUEST_SECRET"
   local _
   for _ in $(seq 1 40); do
     gssh "ss -ltn | grep -q ':$AGENT_PORT '" && break
@@ -227,7 +230,7 @@ start_agent() {
   done
   gssh "ss -ltn | grep -q ':$AGENT_PORT '" ||
     die "roceconf-agent did not start: $(gssh 'journalctl -u roceconf-agent --no-pager | tail -3')"
-  say "roceconf-agent runs in the guest (responder $GUEST_IP:$SERVICE_PORT, control 127.0.0.1:$AGENT_PORT in $NS, secret $SECRET)"
+  say "roceconf-agent runs in the guest (responder $GUEST_IP:$SERVICE_PORT and [$GUEST_IP6]:$SERVICE_PORT, control 127.0.0.1:$AGENT_PORT in $NS, secret $SECRET)"
 }
 
 # A stock listener in place of the agent: rping's server does rdma_cm accept with its own private
@@ -285,6 +288,8 @@ interface    = $BRIDGE
 target_mac   = $GUEST_MAC
 target_ip    = $GUEST_IP
 tester_ip    = $TESTER_IP
+target_ip6   = $GUEST_IP6
+tester_ip6   = $TESTER_IP6
 service_port = $SERVICE_PORT
 pmtu         = $([[ $MTU -ge 4160 ]] && echo 4096 || echo 1024)
 capabilities = $caps

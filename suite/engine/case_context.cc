@@ -30,7 +30,13 @@ CaseContext::CaseContext(Target& target, const Timing& timing, report::CaseResul
   framing.congestion_management = target.capabilities().congestion_management;
   framing.source_gid = gid_from_ipv4(target.device().ip);
   framing.destination_gid = gid_from_ipv4(target.tester().ip);
-  demux_.set_framing(framing);
+  std::optional<SentFramingExpect> framing6;
+  if (target.device().ip6 && target.tester().ip6) {
+    framing6 = framing;
+    framing6->source_gid = *target.device().ip6;
+    framing6->destination_gid = *target.tester().ip6;
+  }
+  demux_.set_framing(framing, framing6);
   // QPNs, comm IDs and TIDs differ between cases (a target may still remember the previous
   // case's connection) and repeat exactly between runs of the same case.
   next_qpn_ = 0x100 + static_cast<std::uint32_t>(random_() % 0xF000) * 0x10;

@@ -48,8 +48,18 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
     CmReq r;
     RdmaCmHeader h;
     h.src_port = static_cast<std::uint16_t>(40000 + (c.local_qpn & 0x3FFF));
-    h.src_ip = rdma_cm_ipv4(ipv4_u32(target_.tester().ip));
-    h.dst_ip = rdma_cm_ipv4(ipv4_u32(target_.device().ip));
+    const Endpoint tester = target_.tester(), device = target_.device();
+    if (c.ipv6 && (!tester.ip6 || !device.ip6))
+      evidence_.error("REQ over IPv6: the tester or the target has no IPv6 address");
+    if (c.ipv6) {
+      // cma.c's header for AF_INET6: the addresses as they are, IP version 6.
+      h.ip_version = 6;
+      h.src_ip = *tester.ip6;
+      h.dst_ip = *device.ip6;
+    } else {
+      h.src_ip = rdma_cm_ipv4(ipv4_u32(tester.ip));
+      h.dst_ip = rdma_cm_ipv4(ipv4_u32(device.ip));
+    }
     build_rdma_cm_private_data(h, {}, req_private);
     r.local_comm_id = c.local_comm_id;
     r.service_id = c.service_id != 0 ? c.service_id
@@ -61,8 +71,9 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
     r.initiator_depth = 4;
     r.path_mtu = mtu_enum(c.pmtu);
     r.pkey = c.pkey;
-    r.primary.local_gid = cm_ipv4_gid(ipv4_u32(target_.tester().ip));
-    r.primary.remote_gid = cm_ipv4_gid(ipv4_u32(target_.device().ip));
+    // The primary path's GIDs: the IPv6 addresses themselves, or IPv4-mapped (Annex A17.4.5.1).
+    r.primary.local_gid = c.ipv6 ? *tester.ip6 : cm_ipv4_gid(ipv4_u32(tester.ip));
+    r.primary.remote_gid = c.ipv6 ? *device.ip6 : cm_ipv4_gid(ipv4_u32(device.ip));
     r.primary.hop_limit = 64;
     r.primary.local_ack_timeout = 14;
     r.private_data = req_private;
@@ -174,7 +185,9 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
     }
   }
   if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
-  auto frame = build_mad(tester_addresses(target_), pkey, msg, tid, header);
+  Addresses addr = tester_addresses(target_);
+  addr.ipv6 = c.ipv6;
+  auto frame = build_mad(addr, pkey, msg, tid, header);
   if (!frame) evidence_.error(frame.error());
   wire_.transmit(frame->bytes, fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
   return std::move(frame->bytes);
@@ -208,6 +221,11 @@ void CmActive::connect(Connection& c, const Assignments& a) {
       c.remote_psn0 = static_cast<std::uint32_t>(*n);
     } else if (item.key == "rtu") {
       rtu = item.value != "0" && item.value != "no" && item.value != "false";
+    } else if (item.key == "gid") {
+      if (item.value != "ipv4" && item.value != "ipv6")
+        evidence_.error(fmt::format("gid: '{}' is not ipv4 or ipv6", item.value));
+      c.ipv6 = item.value == "ipv6";
+      if (c.ipv6) control_.require("ipv6");
     } else {
       req.set(item.key, item.value);
     }

@@ -40,6 +40,9 @@ struct Connection {
   std::uint16_t pkey = 0xFFFF;
   std::uint32_t pmtu = 1024;  // bytes
   std::uint16_t udp_sport = 0xC000;
+  // Over the IPv6 addresses (GIDs) of both sides instead of the IPv4-mapped ones (`gid=ipv6`):
+  // its REQ names them as the primary path, its frames carry IPv6 headers.
+  bool ipv6 = false;
   // The address vector the tester asked the target to send with on this connection (its REQ's
   // primary path, or the ah_attr of a QP made through control); unset when the target chose
   // (accept). The sent-framing check grades the target's TTL and DSCP against it.

@@ -52,9 +52,21 @@ void ControlSteps::require(std::string_view capability) {
           "needs a VLAN: the tester sends untagged frames (set 'vlan = ID' in the raw profile)");
     return;
   }
+  if (capability == "ipv6") {
+    // RoCEv2 over IPv6 needs an IPv6 address (GID) on both ends.
+    if (!target_.device().ip6)
+      evidence_.skip(
+          "needs IPv6: the target has no IPv6 address (set 'target_ip6 = ADDRESS' in the raw "
+          "profile: an IPv6 GID of the device)");
+    if (!target_.tester().ip6)
+      evidence_.skip(
+          "needs IPv6: the tester has no IPv6 address (set 'tester_ip6 = ADDRESS' in the raw "
+          "profile)");
+    return;
+  }
   evidence_.error(fmt::format(
       "unknown capability '{}' (listener, responder, control, pkey-limited, mw-type1, mw-type2, "
-      "vlan)",
+      "vlan, ipv6)",
       capability));
 }
 

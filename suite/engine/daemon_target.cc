@@ -77,6 +77,7 @@ std::expected<std::unique_ptr<DaemonTarget>, std::string> DaemonTarget::start(
                                     "--interface", t->lab_->target().interface,
                                     "--netns",     t->lab_->target().netns,
                                     "--ip",        format_ipv4(t->lab_->target().ip),
+                                    "--ip6",       format_gid(t->lab_->target().ip6),
                                     "--udp-port",  std::to_string(options.udp_port),
                                     "--listen",    std::to_string(options.service_port),
                                     "--control",   t->control_path()};
@@ -222,10 +223,10 @@ std::string DaemonTarget::exited_message() const {
 }
 
 Endpoint DaemonTarget::tester() const {
-  return {lab_->tester().mac, lab_->tester().ip};
+  return {lab_->tester().mac, lab_->tester().ip, lab_->tester().ip6};
 }
 Endpoint DaemonTarget::device() const {
-  return {lab_->target().mac, lab_->target().ip};
+  return {lab_->target().mac, lab_->target().ip, lab_->target().ip6};
 }
 
 std::string DaemonTarget::describe() const {

@@ -41,7 +41,7 @@ std::expected<std::vector<std::uint8_t>, std::string> hex_bytes(std::string_view
   return out;
 }
 
-Packet base_packet(const Addresses& addr) {
+std::expected<Packet, std::string> base_packet(const Addresses& addr, bool ipv6) {
   Packet p;
   Ethernet e;
   e.src = addr.tester.mac;
@@ -53,11 +53,22 @@ Packet base_packet(const Addresses& addr) {
     tag.pcp = addr.marking.pcp;
     p.vlans.push_back(tag);
   }
-  Ipv4 ip;
-  ip.src = addr.tester.ip;
-  ip.dst = addr.device.ip;
-  ip.dscp = addr.marking.dscp;
-  p.ipv4 = ip;
+  if (ipv6) {
+    if (!addr.tester.ip6 || !addr.device.ip6)
+      return std::unexpected(std::string(
+          "an IPv6 frame needs an IPv6 address on both sides (target_ip6, tester_ip6)"));
+    Ipv6 ip;
+    ip.src = *addr.tester.ip6;
+    ip.dst = *addr.device.ip6;
+    ip.traffic_class = static_cast<std::uint8_t>(addr.marking.dscp << 2);
+    p.ipv6 = ip;
+  } else {
+    Ipv4 ip;
+    ip.src = addr.tester.ip;
+    ip.dst = addr.device.ip;
+    ip.dscp = addr.marking.dscp;
+    p.ipv4 = ip;
+  }
   Udp u;
   u.dport = addr.udp_port;
   p.udp = u;
@@ -197,7 +208,9 @@ std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length) {
 
 std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
                                                      std::uint8_t op, const Assignments& a) {
-  Packet p = base_packet(addr);
+  auto based = base_packet(addr, c.ipv6 || addr.ipv6);
+  if (!based) return std::unexpected(based.error());
+  Packet p = std::move(*based);
   p.udp->sport = c.udp_sport;
   Bth b;
   b.opcode = op;
@@ -297,11 +310,18 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
     if (key == "tos") {
       auto n = number<std::uint8_t>("tos", v, 0xFF);
       if (!n) return R(std::unexpected(n.error()));
+      if (p.ipv6) {
+        p.ipv6->traffic_class = *n;
+        return R{};
+      }
       p.ipv4->dscp = *n >> 2;
       p.ipv4->ecn = *n & 3;
       return R{};
     }
     if ((key == "ip.csum" || key == "ipv4.chksum") && v == "bad") {
+      if (p.ipv6)
+        return R(std::unexpected(fmt::format(
+            "{}: connection {} runs over IPv6, whose header has no checksum", key, c.name)));
       bad_ip_checksum = true;
       return R{};
     }
@@ -332,6 +352,9 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
     }
     if (const auto defs = find_fields(item.key);
         defs.size() == 1 && (defs[0] == ip_len_field || defs[0] == udp_len_field)) {
+      if (p.ipv6)
+        return std::unexpected(fmt::format(
+            "{}: connection {} runs over IPv6 (its lengths are computed)", item.key, c.name));
       auto n = field_number(*defs[0], item.key, item.value);
       if (!n) return std::unexpected(n.error());
       (defs[0] == ip_len_field ? ip_len : udp_len) = static_cast<std::uint16_t>(*n);
@@ -348,7 +371,7 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   Bth& bth = *p.bth;
   // ip.ihl=N: N - 5 words of options, so lengths and checksum agree with the header length.
   std::vector<std::uint8_t> options;
-  if (p.ipv4->ihl != 5) {
+  if (p.ipv4 && p.ipv4->ihl != 5) {
     if (p.ipv4->ihl < 5)
       return std::unexpected(fmt::format(
           "ip.ihl: {} is below 5, the 20-byte header (5 to 15: the options are generated)",
@@ -383,7 +406,8 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
       refresh_ipv4_checksum(std::span(out.bytes).subspan(ip_at, Ipv4::kSize + options.size()));
     if (eo.fill_icrc) refresh_roce_v2_ipv4_icrc(out.bytes, ip_at, udp_at + Udp::kSize);
   }
-  // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC.
+  // A wrong IPv4 checksum with a good ICRC: the checksum is masked out of the ICRC (IPv4 only:
+  // refused above for IPv6).
   const std::size_t checksum_at = ip_at + 11;
   if (bad_ip_checksum && out.bytes.size() > checksum_at) out.bytes[checksum_at] ^= 0xFF;
   if (corrupt) {
@@ -405,7 +429,9 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
 std::expected<BuiltFrame, std::string> build_mad(const Addresses& addr, std::uint16_t pkey,
                                                  const CmMessage& message, std::uint64_t tid,
                                                  const Assignments& header) {
-  Packet p = base_packet(addr);
+  auto based = base_packet(addr, addr.ipv6);
+  if (!based) return std::unexpected(based.error());
+  Packet p = std::move(*based);
   Bth b;
   b.opcode = opcode::kUdSendOnly;
   b.dqpn = 1;
@@ -490,8 +516,14 @@ std::expected<void, std::string> check_request(std::uint8_t op, const Assignment
   c.region = RemoteRegion{0x1000, 1, 1u << 20, 1, 1u << 20, 0};
   Addresses addr;
   auto built = build_request(addr, c, op, a);
-  if (!built) return std::unexpected(built.error());
-  return {};
+  if (built) return {};
+  // The step's connection may run over IPv6 (ipv6.hlim=..., no IPv4-only keys): the same keys
+  // on such a connection.
+  c.ipv6 = true;
+  addr.tester.ip6 = Ipv6{}.src;
+  addr.device.ip6 = Ipv6{}.dst;
+  if (build_request(addr, c, op, a)) return {};
+  return std::unexpected(built.error());
 }
 
 }  // namespace roceconf::engine

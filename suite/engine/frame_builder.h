@@ -24,6 +24,9 @@ struct Addresses {
   Endpoint device;
   std::uint16_t udp_port = Udp::kRocePort;
   Marking marking;  // the tester's 802.1Q tag and DSCP
+  // Frames go between the two IPv6 addresses (RoCEv2 over IPv6) instead of the IPv4 ones; both
+  // endpoints must have one (build_mad fails otherwise). Requests follow their connection's.
+  bool ipv6 = false;
 };
 
 struct BuiltFrame {
@@ -45,7 +48,9 @@ std::vector<std::uint8_t> fill_pattern(std::uint32_t seed, std::size_t length);
 // starting PSN), len, fill, data (hex), offset (into the region), tos, ip.csum=bad, corrupt (a
 // frame byte offset flipped after the ICRC) and icrc (bad, good or a value). ip.ihl=N adds N - 5
 // words of IPv4 options; ip.len and udp.len are written over the built frame, checksum and ICRC
-// then computed over them. An unknown key is an error (a typo is never ignored).
+// then computed over them. An unknown key is an error (a typo is never ignored). A connection
+// over IPv6 (Connection::ipv6) gets an IPv6 header: `tos` sets its traffic class, ipv6.* fields
+// apply, and the IPv4-only keys (ip.csum, ip.ihl, ip.len, ipv4.*) are errors.
 std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, const Connection& c,
                                                      std::uint8_t opcode, const Assignments& a);
 

@@ -15,12 +15,12 @@
 namespace roceconf::engine {
 namespace {
 
-constexpr std::array<std::string_view, 23> kKeys = {
-    "interface",    "target_mac",   "target_ip",   "tester_mac", "tester_ip",
-    "service_port", "udp_port",     "netns",       "agent",      "agent_secret_file",
-    "pmtu",         "capabilities", "device_name", "vendor_id",  "vendor_part_id",
-    "firmware",     "node_guid",    "driver",      "kernel",     "rdma_core",
-    "vlan",         "pcp",          "dscp"};
+constexpr std::array<std::string_view, 25> kKeys = {
+    "interface",  "target_mac",        "target_ip",    "tester_mac",   "tester_ip",
+    "target_ip6", "tester_ip6",        "service_port", "udp_port",     "netns",
+    "agent",      "agent_secret_file", "pmtu",         "capabilities", "device_name",
+    "vendor_id",  "vendor_part_id",    "firmware",     "node_guid",    "driver",
+    "kernel",     "rdma_core",         "vlan",         "pcp",          "dscp"};
 constexpr std::array<std::uint32_t, 5> kPmtus = {256, 512, 1024, 2048, 4096};
 
 std::string_view trim(std::string_view s) {
@@ -104,6 +104,12 @@ std::string ip_form(std::string_view key, std::string_view value) {
   return fmt::format("{} '{}' is not an IPv4 address (write it as a.b.c.d, e.g. 192.0.2.2)", key,
                      value);
 }
+std::string ip6_form(std::string_view key, std::string_view value) {
+  return fmt::format(
+      "{} '{}' is not an IPv6 address (write it as RFC 4291 text, e.g. 2001:db8::2; an IPv4 "
+      "address goes to {})",
+      key, value, key == "target_ip6" ? "target_ip" : "tester_ip");
+}
 std::string port_form(std::string_view key, std::string_view value) {
   return fmt::format("{} '{}' is not a port number (1 to 65535)", key, value);
 }
@@ -123,6 +129,10 @@ std::expected<void, std::string> set_key(Profile& p, std::string_view key, std::
     const auto ip = parse_ipv4(value);
     if (!ip) return std::unexpected(ip_form(key, value));
     (key == "target_ip" ? p.target_ip : p.tester_ip) = *ip;
+  } else if (key == "target_ip6" || key == "tester_ip6") {
+    const auto ip = parse_ipv6(value);
+    if (!ip || gid_is_ipv4_mapped(*ip)) return std::unexpected(ip6_form(key, value));
+    (key == "target_ip6" ? p.target_ip6 : p.tester_ip6) = *ip;
   } else if (key == "service_port" || key == "udp_port") {
     const auto port = parse_port(value);
     if (!port) return std::unexpected(port_form(key, value));
@@ -213,6 +223,14 @@ std::string_view not_unicast(const Ipv4Address& ip) {
   if (ip[0] == 127) return "a loopback address";
   if (ip[0] >= 224 && ip[0] <= 239) return "a multicast address";
   if (ip[0] >= 240) return "a reserved address (240.0.0.0/4)";
+  return {};
+}
+
+// The same for an IPv6 address (RFC 4291 2.5, 2.7).
+std::string_view not_unicast(const Ipv6Address& ip) {
+  if (std::all_of(ip.begin(), ip.end() - 1, [](std::uint8_t b) { return b == 0; }))
+    return ip[15] == 1 ? "the loopback address" : "not a host address (::)";
+  if (ip[0] == 0xFF) return "a multicast address";
   return {};
 }
 
@@ -367,6 +385,16 @@ std::expected<void, std::string> validate(const Profile& p) {
     return fail(fmt::format("tester_mac and target_mac are both {}: they must be two stations",
                             format_mac(mac)));
 
+  for (const auto& [key, ip] :
+       {std::pair{"target_ip6", &p.target_ip6}, {"tester_ip6", &p.tester_ip6}})
+    if (*ip)
+      if (const auto why = not_unicast(**ip); !why.empty())
+        return fail(fmt::format(
+            "{} {} is {}: give {} IPv6 address", key, format_gid(**ip), why,
+            std::string_view(key) == "target_ip6" ? "the device's own" : "this host's"));
+  if (p.target_ip6 && p.tester_ip6 && *p.target_ip6 == *p.tester_ip6)
+    return fail(fmt::format("tester_ip6 and target_ip6 are both {}: they must be two hosts",
+                            format_gid(*p.target_ip6)));
   if (p.pcp && !p.vlan)
     return fail(
         "pcp without vlan: the priority travels in the 802.1Q tag; add 'vlan = ID' or remove pcp");

@@ -1,7 +1,8 @@
 // The raw target profile: how the suite reaches a real device through one of this host's
 // interfaces (PROFILE.md). A small text file of `key = value` lines, overridden by command-line
 // flags, then validated. The safety rule lives here: the tester only ever sends to one unicast
-// MAC and one unicast IPv4 address, the configured target.
+// MAC and one unicast IPv4 address (and one unicast IPv6 address, if given), the configured
+// target.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ struct Profile {
   std::optional<Ipv4Address> target_ip;
   std::optional<MacAddress> tester_mac;  // unset: the interface's
   std::optional<Ipv4Address> tester_ip;
+  // IPv6 addresses (RoCEv2 GIDs) of both sides; the IPv6 cases need both and SKIP otherwise.
+  std::optional<Ipv6Address> target_ip6;
+  std::optional<Ipv6Address> tester_ip6;
   std::uint16_t service_port = 7471;
   std::uint16_t udp_port = Udp::kRocePort;
   std::string netns;  // the interface's network namespace; empty: ours

@@ -18,6 +18,8 @@ namespace {
 constexpr std::size_t kEthHeader = 14;
 constexpr std::size_t kVlanTag = 4;
 constexpr std::uint16_t kEtherIpv4 = 0x0800;
+constexpr std::uint16_t kEtherIpv6 = 0x86DD;
+constexpr std::size_t kIpv6Destination = 24;  // offset in the IPv6 header
 constexpr std::uint16_t kEtherVlan = 0x8100;
 constexpr std::uint16_t kEtherQinQ = 0x88A8;
 constexpr std::size_t kIpv4Destination = 16;  // offset in the IPv4 header
@@ -33,8 +35,9 @@ PortError refuse(std::string why) {
 }  // namespace
 
 EgressGuardPort::EgressGuardPort(std::unique_ptr<Port> inner, const MacAddress& mac,
-                                 const Ipv4Address& ip, std::optional<std::uint16_t> vlan)
-    : inner_(std::move(inner)), mac_(mac), ip_(ip), vlan_(vlan) {}
+                                 const Ipv4Address& ip, std::optional<std::uint16_t> vlan,
+                                 std::optional<Ipv6Address> ip6)
+    : inner_(std::move(inner)), mac_(mac), ip_(ip), vlan_(vlan), ip6_(ip6) {}
 
 std::expected<void, PortError> EgressGuardPort::send(Bytes frame) {
   if (frame.size() < kEthHeader)
@@ -58,10 +61,21 @@ std::expected<void, PortError> EgressGuardPort::send(Bytes frame) {
     at += kVlanTag;
     type = be16(frame, at);
   }
-  if (type != kEtherIpv4)
-    return std::unexpected(refuse(fmt::format(
-        "ethertype {:#06x} is not IPv4: only RoCEv2 over IPv4 to the target is sent", type)));
   const std::size_t ip_start = at + 2;
+  if (type == kEtherIpv6 && ip6_) {
+    if (frame.size() < ip_start + kIpv6Destination + 16)
+      return std::unexpected(refuse("IPv6 header cut short before its destination address"));
+    Ipv6Address ip6;
+    std::memcpy(ip6.data(), frame.data() + ip_start + kIpv6Destination, ip6.size());
+    if (ip6 != *ip6_)
+      return std::unexpected(refuse(fmt::format("IPv6 destination {} is not the target's {}",
+                                                format_gid(ip6), format_gid(*ip6_))));
+    return inner_->send(frame);
+  }
+  if (type != kEtherIpv4)
+    return std::unexpected(refuse(
+        fmt::format("ethertype {:#06x} is not IPv4{}: only RoCEv2 over IP to the target is sent",
+                    type, ip6_ ? " or IPv6" : " (the profile gives the target no target_ip6)")));
   if (frame.size() < ip_start + kIpv4Destination + 4)
     return std::unexpected(refuse("IPv4 header cut short before its destination address"));
   Ipv4Address ip;
@@ -184,9 +198,10 @@ std::expected<std::unique_ptr<RawTarget>, std::string> RawTarget::open(const Pro
         profile.source, profile.pmtu, interface_mtu_for(profile.pmtu), profile.interface,
         t->interface_mtu_));
   }
-  t->tester_ = {profile.tester_mac.value_or((*port)->mac()), *profile.tester_ip};
-  t->guard_ = std::make_unique<EgressGuardPort>(std::move(*port), *profile.target_mac,
-                                                *profile.target_ip, profile.vlan);
+  t->tester_ = {profile.tester_mac.value_or((*port)->mac()), *profile.tester_ip,
+                profile.tester_ip6};
+  t->guard_ = std::make_unique<EgressGuardPort>(
+      std::move(*port), *profile.target_mac, *profile.target_ip, profile.vlan, profile.target_ip6);
   if (!profile.agent.empty()) {
     auto secret = control::find_secret(profile.agent_secret_file);
     if (!secret) return std::unexpected(fmt::format("{}: {}", profile.source, secret.error()));
@@ -219,8 +234,10 @@ std::expected<void, std::string> RawTarget::connect_agent() {
 std::string RawTarget::describe() const {
   return fmt::format(
       "raw target {} {} via {}{}{} (MTU {}, pmtu {}), tester {} {}, responder {} on port {}{}",
-      format_mac(*profile_.target_mac), format_ipv4(*profile_.target_ip), profile_.interface,
-      profile_.netns.empty() ? "" : " in netns " + profile_.netns,
+      format_mac(*profile_.target_mac),
+      format_ipv4(*profile_.target_ip) +
+          (profile_.target_ip6 ? " " + format_gid(*profile_.target_ip6) : std::string()),
+      profile_.interface, profile_.netns.empty() ? "" : " in netns " + profile_.netns,
       (profile_.vlan ? fmt::format(" VLAN {} priority {}", *profile_.vlan, profile_.pcp.value_or(0))
                      : std::string()) +
           (profile_.dscp ? fmt::format(" DSCP {}", profile_.dscp) : std::string()),

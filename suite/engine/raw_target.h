@@ -19,13 +19,15 @@
 
 namespace roceconf::engine {
 
-// A Port that sends only frames to one MAC and one IPv4 address (through 802.1Q/802.1ad tags),
-// and with `vlan` only frames whose outer tag carries that VLAN ID; anything else, IPv6 and
-// RoCEv1 included, is refused with kPermission and never sent. Receiving is the inner port's.
+// A Port that sends only frames to one MAC and one IPv4 address, or the one IPv6 address `ip6`
+// when given (through 802.1Q/802.1ad tags), and with `vlan` only frames whose outer tag carries
+// that VLAN ID; anything else, RoCEv1 and IPv6 without `ip6` included, is refused with
+// kPermission and never sent. Receiving is the inner port's.
 class EgressGuardPort final : public Port {
  public:
   EgressGuardPort(std::unique_ptr<Port> inner, const MacAddress& mac, const Ipv4Address& ip,
-                  std::optional<std::uint16_t> vlan = std::nullopt);
+                  std::optional<std::uint16_t> vlan = std::nullopt,
+                  std::optional<Ipv6Address> ip6 = std::nullopt);
 
   std::expected<void, PortError> send(Bytes frame) override;
   std::expected<std::optional<ReceivedFrame>, PortError> receive(TimeNs deadline) override {
@@ -41,6 +43,7 @@ class EgressGuardPort final : public Port {
   MacAddress mac_;
   Ipv4Address ip_;
   std::optional<std::uint16_t> vlan_;
+  std::optional<Ipv6Address> ip6_;
 };
 
 // Between cases on a remote target: waits until the port has been quiet for `quiet`, receiving
@@ -79,7 +82,9 @@ class RawTarget final : public Target {
   }
   roceconf::Port& port() override { return *guard_; }
   Endpoint tester() const override { return tester_; }
-  Endpoint device() const override { return {*profile_.target_mac, *profile_.target_ip}; }
+  Endpoint device() const override {
+    return {*profile_.target_mac, *profile_.target_ip, profile_.target_ip6};
+  }
   std::uint16_t service_port() const override { return profile_.service_port; }
   Marking marking() const override {
     return {profile_.vlan, profile_.pcp.value_or(0), profile_.dscp};

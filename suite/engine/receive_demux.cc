@@ -64,8 +64,12 @@ std::optional<Received> ReceiveDemux::next_for(Connection* c, TimeNs deadline, b
     if (!r.packet.bth) continue;  // not RoCE: kept out of the ladder
     Connection* owner = owner_of(r.packet);
     std::vector<std::string> framing;
-    if (framing_) {
-      SentFramingExpect e = *framing_;
+    // A connection's frames are graded against the GIDs it runs over (an IPv4 answer on an IPv6
+    // connection breaks CA17-11/12); others against the family they arrive in.
+    const bool over_ipv6 = owner ? owner->ipv6 : r.packet.ipv6.has_value();
+    const auto& expect = over_ipv6 ? framing6_ : framing_;
+    if (expect) {
+      SentFramingExpect e = *expect;
       if (owner) {
         e.hop_limit = owner->av_hop_limit;
         e.traffic_class = owner->av_traffic_class;

@@ -53,9 +53,14 @@ class ReceiveDemux {
   Connection* owner_of(const Packet& p) const;
 
   // What every frame the target sends is graded against (sent_framing.h): the addresses and
-  // whether congestion management is declared. A frame's connection adds the AV it asked for;
-  // the findings go onto the frame's event. Nothing is graded until this is set.
-  void set_framing(SentFramingExpect base) { framing_ = std::move(base); }
+  // whether congestion management is declared. `ipv6` is the same with the IPv6 GIDs (unset
+  // when either side has no IPv6 address): for frames of a connection over IPv6, and for frames
+  // of no connection that arrive over IPv6. A frame's connection adds the AV it asked for; the
+  // findings go onto the frame's event. Nothing is graded until this is set.
+  void set_framing(SentFramingExpect base, std::optional<SentFramingExpect> ipv6 = std::nullopt) {
+    framing_ = std::move(base);
+    framing6_ = std::move(ipv6);
+  }
 
   // The next frame for `c` (any RoCE frame when null) by `deadline`: first those kept earlier
   // (unless `kept` is false), then from the port. Frames for other connections are kept; frames
@@ -79,6 +84,7 @@ class ReceiveDemux {
   const PassiveTable& passive_;
   std::deque<Kept> kept_;
   std::optional<SentFramingExpect> framing_;
+  std::optional<SentFramingExpect> framing6_;
 };
 
 }  // namespace roceconf::engine

@@ -12,8 +12,13 @@ namespace roceconf::engine {
 
 namespace {
 
-constexpr Endpoint kTester{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}, {192, 0, 2, 1}};
-constexpr Endpoint kDevice{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}, {192, 0, 2, 2}};
+// TEST-NET-1 and the IPv6 documentation prefix (RFC 3849), as the veth lab uses them.
+const Endpoint kTester{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02},
+                       {192, 0, 2, 1},
+                       Ipv6Address{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+const Endpoint kDevice{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01},
+                       {192, 0, 2, 2},
+                       Ipv6Address{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}};
 
 std::int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -31,6 +36,7 @@ target::NicConfig reference_nic_config(const target::Quirks& quirks) {
   config.device.port.pkey_table =
       target::PkeyTable(target::PkeyTable::kDefaultSize, {target::kDefaultPkey, 0x9234, 0x1234});
   config.ipv4 = kDevice.ip;
+  config.ipv6 = kDevice.ip6;
   config.quirks = quirks;
   return config;
 }

@@ -30,6 +30,7 @@ enum class Type : std::uint8_t {
   kWcOpcode,  // ibv_wc opcode names (`A|B`)
   kWcFlags,   // ibv_wc flag names, comma-separated
   kQpn,       // a number, or the step's connection name (its QP's number)
+  kFamily,    // the GIDs a connection runs over: ipv4 or ipv6
 };
 
 struct Key {
@@ -44,7 +45,8 @@ constexpr std::uint64_t k24 = 0xFFFFFF, k32 = 0xFFFFFFFF;
 constexpr Key kConnect[] = {{"pmtu", Type::kMtu},
                             {"pkey", Type::kNumber, 0xFFFF},
                             {"target_psn", Type::kNumber, k24},
-                            {"rtu", Type::kBool}};
+                            {"rtu", Type::kBool},
+                            {"gid", Type::kFamily}};
 constexpr Key kOpen[] = {{"pmtu", Type::kMtu},
                          {"psn", Type::kNumber, k24},
                          {"target_psn", Type::kNumber, k24},
@@ -55,7 +57,8 @@ constexpr Key kOpen[] = {{"pmtu", Type::kMtu},
                          {"cq", Type::kCq},
                          {"access", Type::kAccess},
                          {"min_rnr_timer", Type::kNumber, 31},
-                         {"max_dest_rd_atomic", Type::kNumber, 0xFF}};
+                         {"max_dest_rd_atomic", Type::kNumber, 0xFF},
+                         {"gid", Type::kFamily}};
 constexpr Key kAccept[] = {{"rep", Type::kBool},
                            {"pmtu", Type::kMtu},
                            {"pkey", Type::kNumber, 0xFFFF},
@@ -164,6 +167,9 @@ std::expected<void, std::string> check_value(const Key& k, std::string_view valu
     case Type::kText:
       if (value.empty()) return Fail(fmt::format("{}: give a value", k.name));
       return {};
+    case Type::kFamily:
+      if (value == "ipv4" || value == "ipv6") return {};
+      return Fail(fmt::format("{}: '{}' is not ipv4 or ipv6", k.name, value));
     case Type::kHex:
       if (value.size() % 2 == 0 && std::ranges::all_of(value, [](char ch) {
             return std::isxdigit(static_cast<unsigned char>(ch)) != 0;

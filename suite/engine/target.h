@@ -21,10 +21,13 @@
 
 namespace roceconf::engine {
 
-// One side's addresses on the wire.
+// One side's addresses on the wire: the IPv4 address (its GID is ::ffff:a.b.c.d) and, when the
+// side has one, an IPv6 address, itself a RoCEv2 GID (Annex A17.4.5.1). A case connects over
+// the IPv4 GIDs unless it asks for the IPv6 ones (`gid=ipv6`).
 struct Endpoint {
   MacAddress mac{};
   Ipv4Address ip{};
+  std::optional<Ipv6Address> ip6{};
 };
 
 // How the SKIP reason of a case that needs the RCNF convention starts when the target's

@@ -61,7 +61,12 @@ void TargetQps::open(Connection& c, const Assignments& a) {
         evidence_.error(fmt::format("{}: '{}' is not a number", item.key, item.value));
       return static_cast<std::uint32_t>(*n);
     };
-    if (item.key == "pmtu") {
+    if (item.key == "gid") {
+      if (item.value != "ipv4" && item.value != "ipv6")
+        evidence_.error(fmt::format("gid: '{}' is not ipv4 or ipv6", item.value));
+      c.ipv6 = item.value == "ipv6";
+      if (c.ipv6) control_.require("ipv6");
+    } else if (item.key == "pmtu") {
       c.pmtu = num();
       if (mtu_enum(c.pmtu) == 0) evidence_.error("pmtu: not 256, 512, 1024, 2048 or 4096");
       if (c.pmtu > target_.capabilities().max_pmtu)
@@ -113,8 +118,10 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   rtr.rq_psn = c.local_psn0;
   rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(max_dest_rd_atomic);
   rtr.min_rnr_timer = static_cast<std::uint8_t>(min_rnr_timer);
-  rtr.ah_attr = control::AddressVector{
-      .dgid = format_ipv4(tester.ip), .dmac = format_mac(tester.mac), .hop_limit = 64};
+  rtr.ah_attr =
+      control::AddressVector{.dgid = c.ipv6 ? format_gid(*tester.ip6) : format_ipv4(tester.ip),
+                             .dmac = format_mac(tester.mac),
+                             .hop_limit = 64};
   control_.setup(control::ModifyQp{c.remote_qpn, rtr});
   c.av_hop_limit = rtr.ah_attr->hop_limit;
   c.av_traffic_class = rtr.ah_attr->traffic_class.value_or(0);  // ibv_ah_attr default

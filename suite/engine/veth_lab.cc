@@ -343,8 +343,8 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
   lab->mtu_ = options.mtu;
   lab->vlan_ = options.vlan;
   lab->pcp_ = options.pcp;
-  lab->a_ = {prefix + "-a", prefix + "-va", {}, {192, 0, 2, 1}};
-  lab->b_ = {prefix + "-b", prefix + "-vb", {}, {192, 0, 2, 2}};
+  lab->a_ = {prefix + "-a", prefix + "-va", {}, {192, 0, 2, 1}, *parse_ipv6("2001:db8::1")};
+  lab->b_ = {prefix + "-b", prefix + "-vb", {}, {192, 0, 2, 2}, *parse_ipv6("2001:db8::2")};
   // From here on the destructor removes whatever exists under these names, leftovers included.
   lab->up_ = true;
   if (auto removed = lab->teardown(); !removed) return std::unexpected(removed.error());
@@ -389,6 +389,11 @@ std::expected<std::unique_ptr<VethLab>, std::string> VethLab::create(
       side->interface = vq;
     }
     if (auto r = ip({"-n", ns, "addr", "add", address, "dev", side->interface}); !r)
+      return std::unexpected(r.error());
+    // The IPv6 GID's address, usable at once: no duplicate address detection on a private wire.
+    if (auto r = ip({"-n", ns, "-6", "addr", "add", format_gid(side->ip6) + "/64", "dev",
+                     side->interface, "nodad"});
+        !r)
       return std::unexpected(r.error());
   }
 
@@ -438,9 +443,10 @@ std::expected<void, std::string> VethLab::teardown() {
 }
 
 std::string VethLab::describe() const {
-  return fmt::format("veth {} (netns {}, {}, {}) <-> {} (netns {}, {}, {}), MTU {}{}", a_.interface,
-                     a_.netns, format_mac(a_.mac), format_ipv4(a_.ip), b_.interface, b_.netns,
-                     format_mac(b_.mac), format_ipv4(b_.ip), mtu_,
+  return fmt::format("veth {} (netns {}, {}, {}, {}) <-> {} (netns {}, {}, {}, {}), MTU {}{}",
+                     a_.interface, a_.netns, format_mac(a_.mac), format_ipv4(a_.ip),
+                     format_gid(a_.ip6), b_.interface, b_.netns, format_mac(b_.mac),
+                     format_ipv4(b_.ip), format_gid(b_.ip6), mtu_,
                      vlan_ ? fmt::format(", side b on VLAN {} priority {}", *vlan_, pcp_) : "");
 }
 

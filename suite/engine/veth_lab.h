@@ -1,6 +1,7 @@
 // A private wire for the reference daemon: two network namespaces joined by a veth pair, made
-// with iproute2's `ip` (run directly, no shell). Side a is the tester (192.0.2.1/24), side b the
-// target (192.0.2.2/24); TEST-NET-1 addresses only, so nothing can leak to a real network. The
+// with iproute2's `ip` (run directly, no shell). Side a is the tester (192.0.2.1/24 and
+// 2001:db8::1/64), side b the target (192.0.2.2/24, 2001:db8::2/64); TEST-NET-1 and the IPv6
+// documentation prefix only, so nothing can leak to a real network. The
 // lab removes everything it made when destroyed, and on creation removes what an earlier run
 // with the same prefix left behind, and the labs of runs that died (sweep_stale_labs).
 #pragma once
@@ -42,6 +43,7 @@ struct VethSide {
   std::string interface;  // PREFIX-va / PREFIX-vb (PREFIX-vq on a tagged lab's side b)
   MacAddress mac{};
   Ipv4Address ip{};
+  Ipv6Address ip6{};  // 2001:db8::1 / ::2 (documentation prefix), added without DAD
 };
 
 class VethLab {

@@ -14,19 +14,6 @@ namespace roceconf::target {
 
 namespace {
 
-// Our GID toward `av`, as the Wire picks the source address: the AV's sgid_index when it is of
-// the peer's family, else the first GID of that family.
-Gid our_gid(const Port& port, const AddressVector& av) {
-  const bool want_v4 = gid_is_ipv4_mapped(av.dgid);
-  const GidEntry* e = port.gid_table.at(av.sgid_index);
-  if (e && gid_is_ipv4_mapped(e->gid) == want_v4) return e->gid;
-  for (std::uint32_t i = 0; i < port.gid_table.size(); ++i) {
-    const GidEntry* g = port.gid_table.at(i);
-    if (g && gid_is_ipv4_mapped(g->gid) == want_v4) return g->gid;
-  }
-  return e ? e->gid : Gid{};
-}
-
 // cma.c's address encoding: IPv4 in the last 4 bytes with zeros before, IPv6 as is.
 std::array<std::uint8_t, 16> rdma_cm_address(const Gid& gid) {
   const auto v4 = gid_ipv4(gid);
@@ -142,7 +129,7 @@ std::expected<std::uint32_t, std::string> CmAgent::connect(const ConnectParams& 
   // RoCE paths (Linux cm_format_req): GIDs are the IP addresses, LIDs permissive; the ACK
   // timeout is the packet lifetime plus one.
   req.primary = kRocePrimaryPath;
-  req.primary.local_gid = our_gid(port, params.peer);
+  req.primary.local_gid = source_gid(port, params.peer);
   req.primary.remote_gid = params.peer.dgid;
   req.primary.flow_label = params.peer.flow_label;
   req.primary.traffic_class = params.peer.traffic_class;

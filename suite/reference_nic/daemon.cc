@@ -55,6 +55,7 @@ std::expected<std::unique_ptr<Daemon>, DaemonError> Daemon::open(const DaemonOpt
   NicConfig config;
   config.device.port.mac = options.mac.value_or(d->port_->mac());
   config.ipv4 = options.ipv4;
+  config.ipv6 = options.ipv6;
   config.udp_port = options.udp_port;
   config.quirks = options.quirks;
   for (std::size_t i = 0; i < options.pkeys.size(); ++i)
@@ -106,8 +107,9 @@ void Daemon::stop() {
 std::string Daemon::describe() const {
   const Port& port = nic_->device().port();
   std::string text = fmt::format(
-      "roceconf target: interface {} mac {} ip {} udp port {}, quirks {}, control socket {}",
-      port_->name(), format_mac(port.mac), format_ipv4(options_.ipv4), options_.udp_port,
+      "roceconf target: interface {} mac {} ip {}{} udp port {}, quirks {}, control socket {}",
+      port_->name(), format_mac(port.mac), format_ipv4(options_.ipv4),
+      options_.ipv6 ? " ip6 " + format_gid(*options_.ipv6) : std::string(), options_.udp_port,
       nic_->quirks().names(), control_->path());
   if (app_)
     text += fmt::format(", responder on rdma_cm TCP port {} (service ID {:#018x})",

@@ -24,6 +24,7 @@ struct DaemonOptions {
   std::string netns;              // empty: the caller's namespace
   std::optional<MacAddress> mac;  // default: the interface's MAC
   Ipv4Address ipv4{};
+  std::optional<Ipv6Address> ipv6;  // a RoCEv2 GID beside the IPv4 one
   std::uint16_t udp_port = Udp::kRocePort;
   Quirks quirks;
   std::vector<std::uint16_t> pkeys;             // P_Key table entries after the default 0xFFFF

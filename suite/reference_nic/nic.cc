@@ -59,9 +59,11 @@ Nic::Nic(NicConfig config, Wire::Sink sink)
     : config_(std::move(config)),
       device_(with_quirks_and_ip(config_)),
       wire_(device_.port(), config_.quirks, device_.counters(), std::move(sink), config_.udp_port) {
-  // Our IPv4 address as a RoCEv2 GID, beside the link-local GID 0.
+  // Our IPv4 address as a RoCEv2 GID, beside the link-local GID 0, then the IPv6 one.
   const Gid v4 = gid_from_ipv4(config_.ipv4);
   if (!device_.port().gid_table.find(v4)) (void)device_.port().gid_table.add(v4);
+  if (config_.ipv6 && !device_.port().gid_table.find(*config_.ipv6))
+    (void)device_.port().gid_table.add(*config_.ipv6, GidType::kRoceV2);
   responder_ = std::make_unique<Responder>(*this);
   requester_ = std::make_unique<Requester>(*this);
   cm_ = std::make_unique<CmAgent>(*this);

@@ -27,6 +27,9 @@ class CmAgent;
 struct NicConfig {
   DeviceConfig device;
   Ipv4Address ipv4{192, 0, 2, 2};
+  // A routable IPv6 address, listed in the GID table as a RoCEv2 GID beside the IPv4-mapped one;
+  // unset: only the link-local GID 0 is IPv6.
+  std::optional<Ipv6Address> ipv6;
   std::uint16_t udp_port = Udp::kRocePort;
   Quirks quirks;
 };

@@ -94,6 +94,14 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "a memory window grants its region's access rights instead of its own"},
     {kMwZeroBasedUnbounded, "mw-zero-based-unbounded", "mw",
      "a zero-based memory window reaches past its length to the end of its region"},
+    {kIpv6HopLimitFixed, "ipv6-hop-limit-fixed", "ipv6",
+     "IPv6 hop limit 64 on every packet, not the AV's (the IPv4 TTL is right)"},
+    {kIpv6TrafficClassZero, "ipv6-traffic-class-zero", "ipv6",
+     "IPv6 traffic class 0 on every packet, not the AV's"},
+    {kIpv6PlenWithoutIcrc, "ipv6-plen-without-icrc", "ipv6",
+     "the IPv6 payload length leaves out the 4-byte ICRC"},
+    {kIpv6IcrcUnchecked, "ipv6-icrc-unchecked", "ipv6",
+     "the ICRC of packets over IPv6 is not checked (IPv4 packets are)"},
 }};
 }  // namespace
 

@@ -68,6 +68,10 @@ enum class Quirk : std::uint8_t {
   kMwBindRightUnchecked,       // windows bind to regions without the MW_BIND right
   kMwAccessUnchecked,          // a window grants its region's rights, not its own
   kMwZeroBasedUnbounded,       // a zero-based window reaches to the end of its region
+  kIpv6HopLimitFixed,          // IPv6 hop limit always 64 (the IPv4 TTL follows the AV)
+  kIpv6TrafficClassZero,       // IPv6 traffic class 0, whatever the AV says
+  kIpv6PlenWithoutIcrc,        // IPv6 payload length leaves out the ICRC
+  kIpv6IcrcUnchecked,          // bad ICRC accepted on packets over IPv6
   kCount,
 };
 

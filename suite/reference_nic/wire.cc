@@ -6,18 +6,28 @@ namespace roceconf::target {
 
 namespace {
 
-// Our source GID for `av`: its sgid_index, or the first IPv4 GID when the peer is IPv4 and the
-// indexed one is not (a link-local GID 0 cannot source a routable IPv4 packet).
+bool link_local(const Gid& gid) {
+  return gid[0] == 0xFE && (gid[1] & 0xC0) == 0x80;  // fe80::/10
+}
+
+}  // namespace
+
 Gid source_gid(const Port& port, const AddressVector& av) {
   const GidEntry* e = port.gid_table.at(av.sgid_index);
   const bool want_v4 = gid_is_ipv4_mapped(av.dgid);
-  if (e && gid_is_ipv4_mapped(e->gid) == want_v4) return e->gid;
+  const bool want_local = !want_v4 && link_local(av.dgid);
+  const auto fits = [&](const Gid& g) {
+    return gid_is_ipv4_mapped(g) == want_v4 && (want_v4 || link_local(g) == want_local);
+  };
+  if (e && fits(e->gid)) return e->gid;
   for (std::uint32_t i = 0; i < port.gid_table.size(); ++i) {
     const GidEntry* g = port.gid_table.at(i);
-    if (g && gid_is_ipv4_mapped(g->gid) == want_v4) return g->gid;
+    if (g && fits(g->gid)) return g->gid;
   }
   return e ? e->gid : Gid{};
 }
+
+namespace {
 
 // The ICRC without the pad bytes: what a stack with the icrc-pad-excluded defect computes.
 std::uint32_t icrc_without_pad(Bytes frame, const Packet& p) {
@@ -39,9 +49,13 @@ void Wire::frame_ip(Ipv4& ip, std::uint8_t hop_limit) const {
 }
 
 void Wire::frame_ip(Ipv6& ip, std::uint8_t hop_limit) const {
-  ip.hop_limit = quirks_.has(Quirk::kTtlFixed64) ? 64 : hop_limit;
-  ip.traffic_class = static_cast<std::uint8_t>((ip.traffic_class & ~3) |
-                                               (quirks_.has(Quirk::kEcnEctWithoutCc) ? 2 : 0));
+  const bool fixed = quirks_.has(Quirk::kTtlFixed64) || quirks_.has(Quirk::kIpv6HopLimitFixed);
+  ip.hop_limit = fixed ? 64 : hop_limit;
+  const std::uint8_t dscp_bits = quirks_.has(Quirk::kIpv6TrafficClassZero)
+                                     ? 0
+                                     : static_cast<std::uint8_t>(ip.traffic_class & ~3);
+  ip.traffic_class =
+      static_cast<std::uint8_t>(dscp_bits | (quirks_.has(Quirk::kEcnEctWithoutCc) ? 2 : 0));
 }
 
 Wire::Wire(const Port& port, const Quirks& quirks, Counters& counters, Sink sink,
@@ -115,6 +129,17 @@ Packet Wire::reply_to(const Packet& rx, std::uint32_t dest_qpn, std::uint16_t pk
 
 void Wire::send(const Packet& packet) {
   encode_into(buffer_, packet);
+  if (quirks_.has(Quirk::kIpv6PlenWithoutIcrc) && packet.ipv6 && packet.bth) {
+    // The payload length as a stack that forgets the trailer computes it, and the ICRC over the
+    // header it sends (the payload length is not masked).
+    const std::size_t ip_at = Ethernet::kSize + Vlan::kSize * packet.vlans.size();
+    const std::uint16_t plen = be::load16(&buffer_[ip_at + 4]);
+    be::store16(&buffer_[ip_at + 4], static_cast<std::uint16_t>(plen - 4));
+    const std::size_t bth_at = ip_at + Ipv6::kSize + Udp::kSize;
+    store_icrc(&buffer_[buffer_.size() - 4],
+               compute_icrc(Bytes(buffer_).subspan(ip_at, buffer_.size() - 4 - ip_at),
+                            IcrcFraming::kRoceV2Ipv6, bth_at - ip_at));
+  }
   if (quirks_.has(Quirk::kIcrcPadExcluded)) {
     const Packet d =
         decode(buffer_, LinkType::kEthernet, {.udp_port = udp_port_, .check_icrc = false});
@@ -129,6 +154,7 @@ void Wire::send(const Packet& packet) {
 bool Wire::icrc_accepts(const Packet& p, Bytes frame) const {
   if (!p.icrc) return false;
   if (quirks_.has(Quirk::kIcrcUnchecked)) return true;
+  if (quirks_.has(Quirk::kIpv6IcrcUnchecked) && p.ipv6) return true;
   if (quirks_.has(Quirk::kSmallBadIcrcAccepted) && frame.size() < 65) return true;
   if (quirks_.has(Quirk::kIcrcPadExcluded)) return p.icrc->value == icrc_without_pad(frame, p);
   return p.icrc->ok();

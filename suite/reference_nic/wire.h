@@ -16,6 +16,10 @@
 
 namespace roceconf::target {
 
+// Our source GID toward `av`: its sgid_index, or the first GID of the peer's kind when the
+// indexed one is not (a link-local GID 0 cannot source a routable IPv4 or IPv6 packet).
+Gid source_gid(const Port& port, const AddressVector& av);
+
 class Wire {
  public:
   using Sink = std::function<void(std::span<const std::uint8_t>)>;

@@ -1,14 +1,15 @@
 #!/bin/sh
 # Guest boot step (lab-net.service): configure the guest from the kernel command line that
-# lab.sh passes (lab.name=, lab.ip=ADDR/LEN, lab.mtu=, lab.rxe=0|1).
+# lab.sh passes (lab.name=, lab.ip=ADDR/LEN, lab.ip6=ADDR/LEN, lab.mtu=, lab.rxe=0|1).
 # Data NIC (the lab bridge, RoCE traffic): MAC 52:54:00:77:..  -> eth0
 # Control NIC (qemu user networking: ssh, agent control port): MAC 52:54:00:ee:.. -> eth1
 set -u
-NAME=rxe-dut; IP=; MTU=1500; RXE=1
+NAME=rxe-dut; IP=; IP6=; MTU=1500; RXE=1
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     lab.name=*) NAME=${arg#lab.name=} ;;
     lab.ip=*) IP=${arg#lab.ip=} ;;
+    lab.ip6=*) IP6=${arg#lab.ip6=} ;;
     lab.mtu=*) MTU=${arg#lab.mtu=} ;;
     lab.rxe=*) RXE=${arg#lab.rxe=} ;;
   esac
@@ -41,6 +42,9 @@ ip link set eth1 up
 ip addr add 198.51.100.15/24 dev eth1
 ip link set eth0 mtu "$MTU" up
 [ -n "$IP" ] && ip addr add "$IP" dev eth0
+# The IPv6 address, usable at once (no duplicate address detection on the lab's bridge): rxe
+# lists it as a RoCEv2 GID of rxe0, for the ipv6 cases.
+[ -n "$IP6" ] && ip -6 addr add "$IP6" dev eth0 nodad
 if [ "$RXE" = 1 ]; then
   modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
 fi

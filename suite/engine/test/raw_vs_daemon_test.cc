@@ -19,7 +19,7 @@ namespace {
 
 bool wire_only(const report::CaseResult& c) {
   for (const auto& n : c.needs)
-    if (n != "responder" && n != "listener") return false;
+    if (n != "responder" && n != "listener" && n != "ipv6") return false;
   return true;
 }
 
@@ -37,6 +37,8 @@ report::RunResult raw_run(const std::vector<std::string>& quirks) {
   p.target_mac = (*daemon)->lab().target().mac;
   p.target_ip = (*daemon)->lab().target().ip;
   p.tester_ip = (*daemon)->lab().tester().ip;
+  p.target_ip6 = (*daemon)->lab().target().ip6;
+  p.tester_ip6 = (*daemon)->lab().tester().ip6;
   p.pmtu = 4096;
   auto raw = RawTarget::open(p);
   EXPECT_TRUE(raw) << raw.error();

@@ -17,6 +17,9 @@ namespace {
 using test::kPeerIp;
 using test::kPeerMac;
 constexpr std::uint32_t kPeerQpn = 0x77;
+// The IPv6 GIDs of the NIC and the peer when a test runs over IPv6 (ipv6_).
+constexpr Ipv6Address kOurIp6{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+constexpr Ipv6Address kPeerIp6{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 
 class NicTest : public ::testing::Test {
  protected:
@@ -26,6 +29,7 @@ class NicTest : public ::testing::Test {
             std::uint8_t traffic_class = 0) {
     NicConfig config;
     config.quirks = quirks;
+    if (ipv6_) config.ipv6 = kOurIp6;
     frames_.clear();
     nic_ = std::make_unique<Nic>(config, [this](std::span<const std::uint8_t> f) {
       frames_.emplace_back(f.begin(), f.end());
@@ -44,7 +48,7 @@ class NicTest : public ::testing::Test {
     a.qp_access_flags = access::kRemote;
     ASSERT_TRUE(nic_->modify_qp(qpn_, a, kState | kPkeyIndex | kPort | kAccessFlags));
     a.qp_state = QpState::kRtr;
-    a.ah_attr.dgid = gid_from_ipv4(kPeerIp);
+    a.ah_attr.dgid = ipv6_ ? kPeerIp6 : gid_from_ipv4(kPeerIp);
     a.ah_attr.dmac = kPeerMac;
     a.ah_attr.hop_limit = hop_limit;
     a.ah_attr.traffic_class = traffic_class;
@@ -66,6 +70,14 @@ class NicTest : public ::testing::Test {
                                  opcode::kRcSendOnly, qpn_, psn);
     p.bth->pkey = pkey;
     p.bth->ackreq = true;
+    if (ipv6_) {
+      Ipv6 ip;
+      ip.src = kPeerIp6;
+      ip.dst = kOurIp6;
+      p.ipv4.reset();
+      p.ipv6 = ip;
+      p.eth->type = ethertype::kIpv6;
+    }
     payload_.assign(len, 0x42);
     p.payload = payload_;
     return p;
@@ -85,6 +97,7 @@ class NicTest : public ::testing::Test {
   }
   const Counters& counters() { return nic_->device().counters(); }
 
+  bool ipv6_ = false;  // the QP's peer, and the frames send() makes, over the IPv6 GIDs
   std::unique_ptr<Nic> nic_;
   std::vector<std::vector<std::uint8_t>> frames_;
   std::vector<std::uint8_t> payload_;
@@ -178,6 +191,67 @@ TEST_F(NicTest, FramingFollowsTheAvAndTheFramingQuirksBreakIt) {
   EXPECT_EQ(replies[0].ipv4->dscp, 0x68 >> 2);
   EXPECT_EQ(replies[0].ipv4->ecn, 2);  // ECT(0)
   EXPECT_FALSE(replies[0].ipv4->df);
+}
+
+TEST_F(NicTest, OverIpv6FramingFollowsTheAvAndTheIpv6QuirksBreakIt) {
+  // The IPv6 GID is in the table as a RoCEv2 GID; replies come from it, to the peer's GID,
+  // with the AV's hop limit and traffic class (ECN 00), a payload length that counts the ICRC.
+  ipv6_ = true;
+  make({}, 0xFFFF, 17, 0x6B);
+  const auto index = nic_->device().port().gid_table.find(kOurIp6);
+  ASSERT_TRUE(index);
+  EXPECT_EQ(nic_->device().port().gid_table.at(*index)->gid_type, GidType::kRoceV2);
+  auto replies = feed(encode(send(100)));
+  ASSERT_TRUE(acked(replies, 100));
+  ASSERT_TRUE(replies[0].ipv6);
+  EXPECT_EQ(replies[0].ipv6->src, kOurIp6);
+  EXPECT_EQ(replies[0].ipv6->dst, kPeerIp6);
+  EXPECT_EQ(replies[0].ipv6->hop_limit, 17);
+  EXPECT_EQ(replies[0].ipv6->traffic_class, 0x68);
+  EXPECT_EQ(replies[0].ipv6->next_header, kIpProtoUdp);
+  EXPECT_EQ(replies[0].ipv6->payload_length, frames_[0].size() - Ethernet::kSize - Ipv6::kSize);
+  EXPECT_TRUE(replies[0].icrc->ok());
+  // A bad ICRC over IPv6 is dropped and counted.
+  EXPECT_TRUE(feed(corrupt_icrc(encode(send(101)))).empty());
+  EXPECT_EQ(counters().icrc_error, 1u);
+
+  Quirks q;
+  q.set(Quirk::kIpv6HopLimitFixed);
+  q.set(Quirk::kIpv6TrafficClassZero);
+  make(q, 0xFFFF, 17, 0x68);
+  replies = feed(encode(send(100)));
+  ASSERT_TRUE(acked(replies, 100));
+  EXPECT_EQ(replies[0].ipv6->hop_limit, 64);
+  EXPECT_EQ(replies[0].ipv6->traffic_class, 0);
+  // Over IPv4 the same NIC follows the AV.
+  ipv6_ = false;
+  make(q, 0xFFFF, 17, 0x68);
+  replies = feed(encode(send(100)));
+  ASSERT_TRUE(acked(replies, 100));
+  EXPECT_EQ(replies[0].ipv4->ttl, 17);
+  EXPECT_EQ(replies[0].ipv4->dscp, 0x68 >> 2);
+}
+
+TEST_F(NicTest, QuirkIpv6PlenWithoutIcrcLeavesOutTheTrailer) {
+  ipv6_ = true;
+  Quirks q;
+  q.set(Quirk::kIpv6PlenWithoutIcrc);
+  make(q);
+  ASSERT_FALSE(feed(encode(send(100))).empty());
+  ASSERT_EQ(frames_.size(), 1u);
+  const auto& f = frames_[0];
+  const std::uint16_t plen = be::load16(&f[Ethernet::kSize + 4]);
+  EXPECT_EQ(plen + 4u, f.size() - Ethernet::kSize - Ipv6::kSize);
+}
+
+TEST_F(NicTest, QuirkIpv6IcrcUncheckedAcceptsBadIcrcOverIpv6Only) {
+  Quirks q;
+  q.set(Quirk::kIpv6IcrcUnchecked);
+  make(q);
+  EXPECT_TRUE(feed(corrupt_icrc(encode(send(100)))).empty());  // IPv4: checked
+  ipv6_ = true;
+  make(q);
+  EXPECT_TRUE(acked(feed(corrupt_icrc(encode(send(100)))), 100));
 }
 
 TEST_F(NicTest, PkeyMismatchIsDroppedAndCountedThenTheQpStillWorks) {
