@@ -230,8 +230,9 @@ TEST_F(MwTest, ResourcesWithBoundWindows) {
   EXPECT_TRUE(dev_->dereg_mr(mr_->handle()));
   ASSERT_TRUE(dev_->destroy_qp(b_->qp_num()));
   EXPECT_EQ(dev_->dealloc_pd(pd_).error().status, VerbsStatus::kBusy);
-  ASSERT_TRUE(dev_->dealloc_mw(mw->handle));
-  EXPECT_FALSE(dev_->dealloc_mw(mw->handle));
+  const std::uint32_t handle = mw->handle;  // dealloc frees *mw
+  ASSERT_TRUE(dev_->dealloc_mw(handle));
+  EXPECT_FALSE(dev_->dealloc_mw(handle));
   EXPECT_TRUE(dev_->dealloc_pd(pd_));
 }
 
