@@ -329,6 +329,29 @@ for c in sorted(report["cases"], key=lambda c: c["id"]):
 EOF
 }
 
+# Why each case that differs from expected-verdicts.txt got its verdict: CI keeps only the log.
+differing_reasons() {
+  python3 - "$HERE/expected-verdicts.txt" "$1" <<'EOF'
+import json, sys
+expected = {}
+with open(sys.argv[1]) as f:
+    for line in f:
+        words = line.split("#", 1)[0].split()
+        if len(words) >= 2:
+            expected[words[0]] = words[1].split("|")
+with open(sys.argv[2]) as f:
+    report = json.load(f)
+for c in report["cases"]:
+    want = expected.get(c["id"])
+    if want is None or c["verdict"] in want:
+        continue
+    print(f"lab: {c['id']}: {c['verdict']}: {c.get('reason', '')}")
+    for key in ("failed_step", "diffs"):
+        if c.get(key):
+            print(f"lab:     {key}: {json.dumps(c[key])[:400]}")
+EOF
+}
+
 check() {
   local got=$LAB_DIR/report-agent/report.json
   [[ -f $got ]] || die "no report in $got: run '$0 run-suite' first"
@@ -339,6 +362,12 @@ check() {
   else
     echo "lab: error: verdicts differ from lab/rxe/expected-verdicts.txt (above);" \
       "see $LAB_DIR/report-agent/report.html" >&2
+    differing_reasons "$got"
+    # A kernel warning (a hung task, an rxe timeout) explains many a timing difference.
+    if guest_running; then
+      say "the guest's last kernel messages:"
+      gssh 'dmesg | tail -n 25' || true
+    fi
     return 1
   fi
 }
