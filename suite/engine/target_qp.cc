@@ -28,7 +28,8 @@ void TargetQps::make(Connection& c, const TargetQpSpec& spec) {
   c.via_control = true;
   const auto mr =
       control_.setup(control::RegMr{.pd = pd, .length = spec.region, .access = spec.region_access});
-  c.region = RemoteRegion{mr.addr, mr.rkey, spec.region, spec.recv, spec.recv_len, mr.handle};
+  c.region =
+      RemoteRegion{mr.addr, mr.rkey, spec.region, spec.recv, spec.recv_len, mr.handle, mr.lkey};
   control::QpAttr init;
   init.qp_state = "INIT";
   init.pkey_index = static_cast<std::uint16_t>(spec.pkey_index);
@@ -51,6 +52,8 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   control_.require("control");
   std::uint32_t pkey_index = 0, recv = 16, recv_len = 4096, region = 64 * 1024;
   std::uint32_t min_rnr_timer = 1, max_dest_rd_atomic = 4;
+  // The requester's attributes (RTS): local ACK timeout 14 (67 ms), retries without limit.
+  std::uint32_t timeout = 14, retry_cnt = 7, rnr_retry = 7, max_rd_atomic = 4;
   std::string cq_name;
   std::vector<std::string> access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
   std::vector<std::string> qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
@@ -91,6 +94,14 @@ void TargetQps::open(Connection& c, const Assignments& a) {
       min_rnr_timer = num();
     else if (item.key == "max_dest_rd_atomic")
       max_dest_rd_atomic = num();
+    else if (item.key == "timeout")
+      timeout = num();
+    else if (item.key == "retry_cnt")
+      retry_cnt = num();
+    else if (item.key == "rnr_retry")
+      rnr_retry = num();
+    else if (item.key == "max_rd_atomic")
+      max_rd_atomic = num();
     else if (item.key == "access") {
       qp_access.clear();
       std::string_view rest = item.value;
@@ -128,10 +139,11 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   control::QpAttr rts;
   rts.qp_state = "RTS";
   rts.sq_psn = c.remote_psn0;
-  rts.timeout = 14;
-  rts.retry_cnt = 7;
-  rts.rnr_retry = 7;
-  rts.max_rd_atomic = 4;
+  rts.timeout = static_cast<std::uint8_t>(timeout);
+  rts.retry_cnt = static_cast<std::uint8_t>(retry_cnt);
+  rts.rnr_retry = static_cast<std::uint8_t>(rnr_retry);
+  rts.max_rd_atomic = static_cast<std::uint8_t>(max_rd_atomic);
+  c.ack_timeout = static_cast<std::uint8_t>(timeout);
   control_.setup(control::ModifyQp{c.remote_qpn, rts});
   c.pkey = control_.pkey_at(pkey_index).value_or(0xFFFF);
   c.state = ConnState::kEstablished;
