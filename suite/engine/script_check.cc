@@ -63,6 +63,7 @@ constexpr Key kOpen[] = {{"pmtu", Type::kMtu},
                          {"retry_cnt", Type::kNumber, 7},
                          {"rnr_retry", Type::kNumber, 7},
                          {"max_rd_atomic", Type::kNumber, 0xFF},
+                         {"type", Type::kText},
                          {"gid", Type::kFamily}};
 constexpr Key kAccept[] = {{"rep", Type::kBool},
                            {"pmtu", Type::kMtu},
