@@ -88,6 +88,8 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "the active side takes a REP whose Remote Communication ID is not its REQ's"},
     {kRejKeepsQp, "rej-keeps-qp", "cm-fault",
      "a REJ of the REP leaves the passive side's QP in RTR, taking requests"},
+    {kCqErrorSpills, "cq-error-spills", "cq",
+     "the overrun of one CQ stops every CQ of the device from taking completions"},
     {kGoBackNFromStart, "go-back-n-from-start", "req",
      "a sequence NAK in the middle of a message resends the message from its first packet"},
     {kRetransmitTwicePerNak, "retransmit-twice-per-nak", "req",
