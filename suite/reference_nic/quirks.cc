@@ -90,6 +90,8 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "a REJ of the REP leaves the passive side's QP in RTR, taking requests"},
     {kCqErrorSpills, "cq-error-spills", "cq",
      "the overrun of one CQ stops every CQ of the device from taking completions"},
+    {kLateDupReqRejected, "late-dup-req-rejected", "cm-fault",
+     "a late duplicate REQ of an established connection is answered with REJ stale connection"},
     {kGoBackNFromStart, "go-back-n-from-start", "req",
      "a sequence NAK in the middle of a message resends the message from its first packet"},
     {kRetransmitTwicePerNak, "retransmit-twice-per-nak", "req",
