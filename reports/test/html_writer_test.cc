@@ -127,8 +127,8 @@ TEST(HtmlWriter, ComplianceStatementsAppendix) {
   const std::string row = slice(appendix, "<tr><td><code>CA17-33</code>", "</tr>");
   EXPECT_NE(row.find("href=\"#" + case_anchor(run.cases[0].id) + "\""), std::string::npos) << row;
   EXPECT_NE(row.find("covered"), std::string::npos);
-  const std::string gap = slice(appendix, "<tr><td><code>C9-140</code>", "</tr>");
-  EXPECT_NE(gap.find("class=\"unchecked\">not covered: needs the device graded as requester"),
+  const std::string gap = slice(appendix, "<tr><td><code>CA17-42</code>", "</tr>");
+  EXPECT_NE(gap.find("class=\"unchecked\">not covered: needs a port running RoCE (v1) and RoCEv2"),
             std::string::npos)
       << gap;
 }
