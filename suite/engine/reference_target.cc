@@ -32,7 +32,8 @@ std::int64_t unix_now_ns() {
 // and a limited (0x1234) member, so P_Key membership cases have both kinds to use.
 // The reference NIC's congestion management: CNPs paced per QP, RC requests paced at a 10 Gb/s
 // line rate that each CNP halves (at most six times) and every quiet 100 µs doubles again.
-constexpr target::CongestionConfig kReferenceCongestion{.line_rate_mbps = 10'000,
+constexpr target::CongestionConfig kReferenceCongestion{.enabled = true,
+                                                        .line_rate_mbps = 10'000,
                                                         .cnp_interval_ns = 50'000,
                                                         .max_cuts = 6,
                                                         .recovery_period_ns = 100'000};

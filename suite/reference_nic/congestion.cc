@@ -45,7 +45,7 @@ std::uint64_t Congestion::pacing_key(const Qp& qp, const Packet&) const {
 }
 
 void Congestion::on_request(Qp& qp, const Packet& packet, std::uint64_t now_ns) {
-  if (ecn_of(packet) != kEcnCe) return;  // Not-ECT, ECT(0), ECT(1): nothing to notify
+  if (!config_.enabled || ecn_of(packet) != kEcnCe) return;  // Not-ECT, ECT(0), ECT(1)
   if (nic_.quirks().has(Quirk::kCnpMissing)) return;
   const QpType type = qp.qp_type();
   if (type != QpType::kRc && type != QpType::kUc) return;
@@ -90,7 +90,8 @@ void Congestion::cut(Limiter& l, std::uint64_t now_ns) {
 }
 
 void Congestion::on_cnp(const Packet& packet, std::uint64_t now_ns) {
-  if (nic_.quirks().has(Quirk::kCnpIgnored) || config_.line_rate_mbps == 0) return;
+  if (!config_.enabled || nic_.quirks().has(Quirk::kCnpIgnored) || config_.line_rate_mbps == 0)
+    return;
   if (nic_.quirks().has(Quirk::kCnpSlowsAll)) {
     // The defect: the rate of every sending QP is cut, whatever QP the CNP names.
     for (const std::uint32_t qpn : nic_.device().qp_nums()) {
@@ -108,7 +109,7 @@ void Congestion::on_cnp(const Packet& packet, std::uint64_t now_ns) {
 }
 
 bool Congestion::admit(const Qp& qp, std::uint64_t now_ns) {
-  if (config_.line_rate_mbps == 0) return true;
+  if (!config_.enabled || config_.line_rate_mbps == 0) return true;
   Limiter& l = limiters_[qp.qp_num()];
   if (now_ns < l.next_send) {
     l.wake = l.next_send;

@@ -1,8 +1,8 @@
 // RoCEv2 congestion management of the reference NIC (Annex A17.9.3, CA17-44 … CA17-46).
 //
-// Notification point: a request that passed every receive check and arrived with IP ECN = CE
-// makes the NIC send a CNP to the QP the connection names as its peer (opcode 0x81, BECN, the
-// QP's P_Key, PSN 0, 16 reserved zero bytes). A CNP takes no PSN and leaves the responder's
+// Notification point (when enabled): a request that passed every receive check and arrived with IP
+// ECN = CE makes the NIC send a CNP to the QP the connection names as its peer (opcode 0x81, BECN,
+// the QP's P_Key, PSN 0, 16 reserved zero bytes). A CNP takes no PSN and leaves the responder's
 // ePSN and MSN alone. At most one CNP per QP per `cnp_interval_ns`.
 //
 // Reaction point: a simple DCQCN-like limiter per QP. RC requests leave at most at the line
@@ -27,6 +27,9 @@ namespace roceconf::target {
 class Nic;
 
 struct CongestionConfig {
+  // Whether the NIC runs congestion management at all (and says so: capability cc). Off, it
+  // sends no CNP and ignores those it gets, as CA17-44 allows a device without it.
+  bool enabled = false;
   // The link's rate in Mb/s, the limiter's ceiling; 0: requests are not paced and CNPs slow
   // nothing (the NIC's unit tests that count frames right after a post).
   std::uint32_t line_rate_mbps = 0;

@@ -44,6 +44,7 @@ class CongestionTest : public ::testing::Test {
     cursor_ = 0;
     NicConfig config;
     config.quirks = quirks;
+    config.congestion.enabled = true;
     config.congestion.line_rate_mbps = line_rate_mbps;
     nic_ = std::make_unique<Nic>(config, [this](std::span<const std::uint8_t> frame) {
       frames_.push_back({now_, {frame.begin(), frame.end()}});
@@ -363,6 +364,29 @@ TEST_F(CongestionTest, ReactionDefects) {
   Qp& c = rc(kPeerQpn2);
   receive(cnp(b.qp_num()));
   EXPECT_EQ(nic_->congestion().rate_mbps(c.qp_num(), now_), 5'000u);
+}
+
+TEST_F(CongestionTest, DisabledItSendsNoCnpAndPacesNothing) {
+  NicConfig config;
+  config.congestion.line_rate_mbps = 10'000;  // enabled stays false
+  nic_ = std::make_unique<Nic>(config, [this](std::span<const std::uint8_t> frame) {
+    frames_.push_back({now_, {frame.begin(), frame.end()}});
+  });
+  Device& d = nic_->device();
+  pd_ = *d.alloc_pd();
+  cq_ = (*d.create_cq(4096))->handle();
+  MrInit init;
+  init.pd = pd_;
+  init.length = 1 << 20;
+  init.access = access::kAll;
+  mr_ = *d.reg_mr(init);
+  Qp& qp = rc(kPeerQpn);
+  receive(request(qp, 0, 3));
+  const auto out = sent();
+  EXPECT_EQ(out.size(), 1u);  // the ACK alone
+  EXPECT_TRUE(cnps(out).empty());
+  post_write(qp, 8);
+  EXPECT_EQ(sent().size(), 8u);  // all at once
 }
 
 TEST_F(CongestionTest, WithoutALineRateNothingIsPaced) {
