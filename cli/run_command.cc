@@ -547,6 +547,8 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   options.timing.expect_floor = static_cast<TimeNs>(args.expect_floor_ms * 1e6);
   options.timing.silence_floor = static_cast<TimeNs>(args.silence_floor_ms * 1e6);
   options.timing.silence_rtts = args.silence_rtts;
+  options.timing.timer_tolerance = args.timer_tolerance;
+  options.timing.timer_slack = static_cast<TimeNs>(args.timer_slack_ms * 1e6);
   options.seed = args.seed;
   options.interrupted = &g_interrupted;
   const bool tty = report::is_terminal(stderr) && !args.quiet;
@@ -705,6 +707,13 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
                   "shortest 'expect nothing' window (default 20)");
   cmd->add_option("--silence-rtts", args->silence_rtts,
                   "'expect nothing' windows in round trips when longer than the floor (default 4)");
+  cmd->add_option("--timer-tolerance", args->timer_tolerance,
+                  "a requester timer (ACK timeout, RNR timer) may fire as late as this many times "
+                  "its value (default 4)")
+      ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--timer-slack-ms", args->timer_slack_ms,
+                  "and this much later still, for hosts whose timers tick coarsely (default 50)")
+      ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--seed", args->seed, "varies QPNs, PSNs and comm IDs between runs (default 1)");
   cmd->add_flag("--quiet", args->quiet, "no progress and no summary");
   cmd->add_option("--cases", args->cases,

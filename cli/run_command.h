@@ -41,6 +41,8 @@ struct RunArgs {
   double expect_floor_ms = 200;
   double silence_floor_ms = 20;
   double silence_rtts = 4;
+  double timer_tolerance = 4;
+  double timer_slack_ms = 50;
   std::uint64_t seed = 1;
   bool quiet = false;
   // Python case files or directories (--cases): run beside the catalogue, in this process.

@@ -16,8 +16,6 @@ namespace {
 using K = Statement::Kind;
 
 // Notes shared by several items.
-constexpr std::string_view kRequester =
-    "needs the device graded as requester (the tester answering its requests): no case yet";
 constexpr std::string_view kSmSa =
     "subnet management and subnet administration classes do not apply to RoCEv2 (A17.6)";
 constexpr std::string_view kIbLink = "tests the IB link layer, which RoCEv2 does not have";
@@ -37,22 +35,17 @@ constexpr Statement kStatements[] = {
      "the receives are consumed in order"},
     {"CTS-C09_060_05", "9",
      "CTS: two outstanding multi-packet RDMA READs from the device, only the first answered: "
-     "exactly one completion, the second stays outstanding",
-     K::kApplies, kRequester},
+     "exactly one completion, the second stays outstanding"},
     {"CTS-C09_060_07", "9",
-     "CTS: the same with two outstanding Fetch&Add: one atomic ACK, one completion", K::kApplies,
-     kRequester},
+     "CTS: the same with two outstanding Fetch&Add: one atomic ACK, one completion"},
     {"CTS-C09_060_09", "9",
-     "CTS: the same with two outstanding Compare&Swap: one atomic ACK, one completion", K::kApplies,
-     kRequester},
+     "CTS: the same with two outstanding Compare&Swap: one atomic ACK, one completion"},
     {"CTS-C09_130_01", "9",
      "CTS: the requester waits at least the RNR NAK's timer before resending and completes with "
-     "RNR retry exceeded after rnr_retry resends",
-     K::kApplies, kRequester},
+     "RNR retry exceeded after rnr_retry resends"},
     {"CTS-C09_142_01", "9",
      "CTS: an unanswered request is resent exactly retry_cnt times on the local ACK timeout, then "
-     "completes with retry exceeded",
-     K::kApplies, kRequester},
+     "completes with retry exceeded"},
     {"C9-1", "9", "The Base Transport Header has the format of the specification"},
     {"C9-2", "9", "BTH opcodes take only the defined values; reserved ones are not executed"},
     {"C9-6", "9",
@@ -77,8 +70,7 @@ constexpr Statement kStatements[] = {
      "A duplicate request is acknowledged again and not executed again; a duplicate READ is "
      "answered again"},
     {"C9-140", "9",
-     "The transport timer is 4.096 us x 2^(local ACK timeout); a timeout of 0 disables it",
-     K::kApplies, kRequester},
+     "The transport timer is 4.096 us x 2^(local ACK timeout); a timeout of 0 disables it"},
     {"C9-148", "9",
      "The MSN starts at 0 and counts completed new messages, not duplicates; READ and atomic "
      "responses carry it"},

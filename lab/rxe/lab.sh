@@ -230,6 +230,11 @@ start_agent() {
   done
   gssh "ss -ltn | grep -q ':$AGENT_PORT '" ||
     die "roceconf-agent did not start: $(gssh 'journalctl -u roceconf-agent --no-pager | tail -3')"
+  # The guest learns the tester's MAC for both addresses now. rdma_cm resolves the neighbour
+  # before it sends a REP, and over IPv6 nothing else of the run has made it known: the first
+  # REQ's REP came about 1 s late, after the cases' 200 ms window.
+  gssh "ping -c 1 -W 2 $TESTER_IP >/dev/null && ping -6 -c 1 -W 2 $TESTER_IP6 >/dev/null" ||
+    say "warning: the guest could not ping the tester ($TESTER_IP, $TESTER_IP6)"
   say "roceconf-agent runs in the guest (responder $GUEST_IP:$SERVICE_PORT and [$GUEST_IP6]:$SERVICE_PORT, control 127.0.0.1:$AGENT_PORT in $NS, secret $SECRET)"
 }
 

@@ -83,7 +83,8 @@ std::expected<Duration, std::string> parse_duration(std::string_view text) {
     std::string_view suffix;
     double ns;
   };
-  static constexpr Unit kUnits[] = {{"rtt", 0}, {"us", 1e3}, {"ms", 1e6}, {"ns", 1}, {"s", 1e9}};
+  static constexpr Unit kUnits[] = {{"rtt", 0},  {"ato", 0}, {"us", 1e3},
+                                    {"ms", 1e6}, {"ns", 1},  {"s", 1e9}};
   if (text == "0") return Duration{};
   for (const auto& u : kUnits) {
     if (!text.ends_with(u.suffix)) continue;
@@ -92,14 +93,18 @@ std::expected<Duration, std::string> parse_duration(std::string_view text) {
     if (u.suffix == "rtt") {
       if (*v > kMaxRtts)
         return std::unexpected(fmt::format("'{}' is too long (at most 1000000rtt)", text));
-      return Duration{0, *v};
+      return Duration{0, *v, std::nullopt};
+    }
+    if (u.suffix == "ato") {
+      if (*v > 1000) return std::unexpected(fmt::format("'{}' is too long (at most 1000ato)", text));
+      return Duration{0, std::nullopt, *v};
     }
     if (*v * u.ns > kMaxNs)
       return std::unexpected(fmt::format("'{}' is too long (at most 3600s)", text));
-    return Duration{static_cast<TimeNs>(*v * u.ns), std::nullopt};
+    return Duration{static_cast<TimeNs>(*v * u.ns), std::nullopt, std::nullopt};
   }
   return std::unexpected(
-      fmt::format("'{}' is not a duration (write 0, 4rtt, 500us, 10ms or 2s)", text));
+      fmt::format("'{}' is not a duration (write 0, 4rtt, 2ato, 500us, 10ms or 2s)", text));
 }
 
 }  // namespace roceconf::engine

@@ -43,6 +43,7 @@ std::expected<std::uint64_t, std::string> parse_uint(std::string_view text);
 struct Duration {
   TimeNs ns = 0;
   std::optional<double> rtts;
+  std::optional<double> ack_timeouts;  // `2ato`: local ACK timeouts of the step's connection
 };
 std::expected<Duration, std::string> parse_duration(std::string_view text);
 

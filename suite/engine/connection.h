@@ -17,6 +17,7 @@ struct RemoteRegion {
   std::uint32_t recv_depth = 0;
   std::uint32_t recv_size = 0;
   std::uint32_t mr_handle = 0;  // control-made regions: the MR handle (for read_mr/write_mr)
+  std::uint32_t lkey = 0;       // control-made regions: where READ and atomic results land
 };
 
 enum class ConnState : std::uint8_t {
@@ -43,6 +44,9 @@ struct Connection {
   // Over the IPv6 addresses (GIDs) of both sides instead of the IPv4-mapped ones (`gid=ipv6`):
   // its REQ names them as the primary path, its frames carry IPv6 headers.
   bool ipv6 = false;
+  // The target QP's local ACK timeout attribute (control-made QPs, `open timeout=`): a window in
+  // `ato` units counts 4.096 us x 2^ack_timeout.
+  std::uint8_t ack_timeout = 14;
   // The address vector the tester asked the target to send with on this connection (its REQ's
   // primary path, or the ah_attr of a QP made through control); unset when the target chose
   // (accept). The sent-framing check grades the target's TTL and DSCP against it.

@@ -31,12 +31,14 @@ std::int64_t unix_now_ns() {
 // The reference P_Key table: the default partition, and partition 0x1234 as a full (0x9234)
 // and a limited (0x1234) member, so P_Key membership cases have both kinds to use.
 // The reference NIC's congestion management: CNPs paced per QP, RC requests paced at a 10 Gb/s
-// line rate that each CNP halves (at most six times) and every quiet 100 µs doubles again.
+// line rate (bursts of 8 packets) that each CNP halves (at most six times) and every quiet
+// 100 µs doubles again.
 constexpr target::CongestionConfig kReferenceCongestion{.enabled = true,
                                                         .line_rate_mbps = 10'000,
                                                         .cnp_interval_ns = 50'000,
                                                         .max_cuts = 6,
-                                                        .recovery_period_ns = 100'000};
+                                                        .recovery_period_ns = 100'000,
+                                                        .burst_packets = 8};
 
 target::NicConfig reference_nic_config(const target::Quirks& quirks, bool virtual_time) {
   target::NicConfig config;
@@ -97,9 +99,6 @@ struct ReferenceTarget::State {
 
   // Lets the NIC take every frame already queued for it, without moving time.
   std::expected<void, PortError> drain() {
-    // A verb acts at the clock's time: the timers and the pacing it starts count from now, not
-    // from the NIC's last frame or timer (a fresh NIC has seen none).
-    loop->nic().tick(static_cast<std::uint64_t>(clock->now_ns()));
     while (pair.b->queued() > 0) {
       if (auto r = loop->step(clock->now_ns()); !r) return r;
       app->service();
@@ -199,6 +198,9 @@ Endpoint ReferenceTarget::device() const {
 
 std::expected<nlohmann::json, std::string> ReferenceTarget::control(const nlohmann::json& request) {
   if (auto r = state_->drain(); !r) return std::unexpected(r.error().message);
+  // Verbs that post work start timers from the NIC's clock: bring it to now first (nothing else
+  // moves it while a case only makes control calls).
+  state_->loop->nic().tick(state_->loop->now());
   nlohmann::json response = state_->api->handle(request);
   if (state_->api->take_reset_request()) {
     if (auto r = state_->rebuild(); !r) return std::unexpected(r.error());

@@ -14,15 +14,46 @@ namespace roceconf::engine {
 
 namespace {
 
+// The connection a step names (`expect c`, `expect nothing from c`, `post send c`), or none.
+const Connection* step_connection(CaseContext& ctx, const Step& s) {
+  return std::visit(
+      [&](const auto& a) -> const Connection* {
+        if constexpr (requires { a.conn.has_value(); })
+          return a.conn ? &ctx.connection(*a.conn) : nullptr;
+        else if constexpr (requires { a.conn.empty(); })
+          return a.conn.empty() ? nullptr : &ctx.connection(a.conn);
+        else
+          return nullptr;
+      },
+      s.action);
+}
+
+// `Nato`: N local ACK timeouts (4.096 us x 2^timeout, IBA 9.7.6.1.3) of the step's connection.
+TimeNs ack_timeouts(CaseContext& ctx, const Step& s, double n) {
+  const Connection* c = step_connection(ctx, s);
+  if (!c) ctx.error(fmt::format("'{}': a duration in ato needs the step's connection", s.text));
+  if (c->ack_timeout == 0) ctx.error("ato: the connection's local ACK timeout is 0 (no timer)");
+  return static_cast<TimeNs>(n * 4096.0 * static_cast<double>(std::uint64_t{1} << c->ack_timeout));
+}
+
+// An expected packet a requester timer sends may come as late as the timing's tolerance allows.
 TimeNs expect_window(CaseContext& ctx, const Step& s) {
   if (!s.window) return ctx.timing().expect_window();
   if (s.window->rtts) return ctx.timing().expect_window(*s.window->rtts);
+  if (s.window->ack_timeouts) {
+    const Timing& t = ctx.timing();
+    return static_cast<TimeNs>(static_cast<double>(ack_timeouts(ctx, s, *s.window->ack_timeouts)) *
+                               t.timer_tolerance) +
+           t.timer_slack;
+  }
   return s.window->ns;
 }
 
+// Silence in ato is exact: a timer must not fire before its time.
 TimeNs silence_window(CaseContext& ctx, const Step& s) {
   if (!s.window) return ctx.timing().silence_window();
   if (s.window->rtts) return ctx.timing().silence_window(*s.window->rtts);
+  if (s.window->ack_timeouts) return ack_timeouts(ctx, s, *s.window->ack_timeouts);
   return s.window->ns;
 }
 
@@ -91,6 +122,7 @@ struct Runner {
     ctx.expect_nothing(a.conn ? &ctx.connection(*a.conn) : nullptr, silence_window(ctx, s));
   }
   void operator()(const step::Wait& a) {
+    if (a.duration.ack_timeouts) ctx.error("wait: a duration in ato needs a connection");
     ctx.wait(a.duration.rtts ? ctx.timing().silence_window(*a.duration.rtts) : a.duration.ns);
   }
   void operator()(const step::CounterSnapshot&) { ctx.counter_base = ctx.counters(); }
@@ -125,28 +157,55 @@ struct Runner {
                {.addr = mr.addr + std::uint64_t{i} * a.len, .length = a.len, .lkey = mr.lkey}}});
     ctx.setup(post);
   }
-  // The target's QP sends (control post_send, signaled) len bytes of the fill pattern from a
-  // fresh buffer.
+  // The target's QP posts `count` WRs under one doorbell. SENDs and WRITEs carry len bytes each
+  // of the fill pattern from a fresh buffer; READ responses and atomic results land in the
+  // connection's region at `offset` (WR i at offset + i x len, remote address va + i x len).
   void operator()(const step::PostSend& a) {
     Connection& c = ctx.connection(a.conn);
     if (c.target_pd == 0 && !c.via_control)
       ctx.skip("needs a control-made target QP (open, accept)");
-    const auto mr = ctx.setup(control::RegMr{
-        .pd = c.target_pd, .length = std::max<std::uint64_t>(1, a.len), .access = {"LOCAL_WRITE"}});
-    control::SendWr wr;
-    wr.wr_id = a.wr_id;
-    wr.opcode = a.imm ? "SEND_WITH_IMM" : "SEND";
-    wr.send_flags = {"SIGNALED"};
-    if (a.solicited) wr.send_flags.push_back("SOLICITED");
-    if (a.imm) wr.imm_data = static_cast<std::uint32_t>(*a.imm);
-    if (a.len > 0) {
+    const bool into_region = a.op == "RDMA_READ" || a.op.starts_with("ATOMIC");
+    if (into_region && (!c.region || c.region->lkey == 0))
+      ctx.skip("needs a control-made region (open, accept) for the result");
+    const std::uint64_t total = a.len * a.count;
+    std::uint64_t local = 0;
+    std::uint32_t lkey = 0;
+    if (into_region) {
+      if (a.offset + total > c.region->length)
+        ctx.error(fmt::format("post send: offset {} + {} bytes is beyond the {}-byte region",
+                              a.offset, total, c.region->length));
+      local = c.region->va + a.offset;
+      lkey = c.region->lkey;
+    } else if (total > 0) {
+      const auto mr = ctx.setup(
+          control::RegMr{.pd = c.target_pd, .length = total, .access = {"LOCAL_WRITE"}});
       ctx.setup(control::WriteMr{.handle = mr.handle,
                                  .offset = 0,
-                                 .data = fill_pattern(static_cast<std::uint32_t>(a.fill), a.len)});
-      wr.sg_list = {
-          {.addr = mr.addr, .length = static_cast<std::uint32_t>(a.len), .lkey = mr.lkey}};
+                                 .data = fill_pattern(static_cast<std::uint32_t>(a.fill), total)});
+      local = mr.addr;
+      lkey = mr.lkey;
     }
-    ctx.setup(control::PostSend{.qp_num = c.remote_qpn, .wrs = {wr}});
+    control::PostSend post{.qp_num = c.remote_qpn, .wrs = {}};
+    for (std::uint32_t i = 0; i < a.count; ++i) {
+      control::SendWr wr;
+      wr.wr_id = a.wr_id + i;
+      wr.opcode = a.op;
+      if (a.signaled) wr.send_flags.push_back("SIGNALED");
+      if (a.solicited) wr.send_flags.push_back("SOLICITED");
+      if (a.imm) wr.imm_data = static_cast<std::uint32_t>(*a.imm);
+      const std::uint64_t at = std::uint64_t{i} * a.len;
+      if (a.len > 0)
+        wr.sg_list = {
+            {.addr = local + at, .length = static_cast<std::uint32_t>(a.len), .lkey = lkey}};
+      const auto rkey = static_cast<std::uint32_t>(a.rkey);
+      if (a.op.starts_with("RDMA")) wr.rdma = control::SendWr::Rdma{a.va + at, rkey};
+      if (a.op == "ATOMIC_FETCH_AND_ADD")
+        wr.atomic = control::SendWr::Atomic{a.va + at, a.add, 0, rkey};
+      if (a.op == "ATOMIC_CMP_AND_SWP")
+        wr.atomic = control::SendWr::Atomic{a.va + at, a.compare, a.swap, rkey};
+      post.wrs.push_back(std::move(wr));
+    }
+    ctx.setup(post);
   }
   void operator()(const step::Poll& a) {
     Connection& c = ctx.connection(a.conn);
@@ -217,7 +276,9 @@ struct Runner {
 }  // namespace
 
 void run_step(CaseContext& ctx, const Step& s) {
-  if (s.at && (s.at->ns > 0 || (s.at->rtts && *s.at->rtts > 0)))
+  if (s.at && s.at->ack_timeouts)
+    ctx.wait(ack_timeouts(ctx, s, *s.at->ack_timeouts));
+  else if (s.at && (s.at->ns > 0 || (s.at->rtts && *s.at->rtts > 0)))
     ctx.wait(s.at->rtts ? ctx.timing().scaled(*s.at->rtts) : s.at->ns);
   std::visit(Runner{ctx, s}, s.action);
 }

@@ -96,6 +96,13 @@ struct PostSend {
   std::uint64_t len = 64, fill = 0, wr_id = 1;
   std::optional<std::uint64_t> imm;
   bool solicited = false;
+  std::string op = "SEND";  // a control API send opcode (SEND, RDMA_WRITE, RDMA_READ, ...)
+  std::uint32_t count = 1;  // WRs under one doorbell, wr_id, wr_id + 1, ...
+  bool signaled = true;
+  // RDMA and atomics: the tester's address and R_Key; READ and atomic results land in the
+  // connection's region at `offset`.
+  std::uint64_t va = 0x10000, rkey = 0x1234, offset = 0;
+  std::uint64_t add = 0, compare = 0, swap = 0;
 };
 struct Poll {
   std::string conn;

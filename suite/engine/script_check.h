@@ -42,6 +42,10 @@ std::expected<void, std::string> check_cm_send(std::string_view message, const A
 // the opcode of a one-packet message, whose keys a message takes.
 std::optional<std::uint8_t> message_opcode(std::string_view op);
 
+// `post send c op=NAME`: the control API's send opcode for NAME (its own names and the short
+// ones: WRITE, WRITE_WITH_IMM, READ, FETCH_ADD, CMP_SWAP); nullopt for anything else.
+std::optional<std::string_view> send_op_name(std::string_view op);
+
 // `@c.FIELD`: the fields a connection holds, and their values.
 std::expected<void, std::string> check_connection_field(std::string_view field);
 std::expected<std::uint64_t, std::string> connection_field(const Connection& c,

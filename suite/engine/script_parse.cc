@@ -202,11 +202,17 @@ std::expected<Action, std::string> parse_expect(const Words& w, const Scope& sco
       if (auto ok = declared(scope, "expect", *s.conn); !ok) return Fail(ok.error());
     return s;
   }
-  if (auto ok = arity(w, 3, "expect CONNECTION KIND field=value ..."); !ok) return Fail(ok.error());
+  // Without fields a closing `eventually` reads as a word: it is the flag all the same.
+  std::vector<std::string> flags = w.flags;
+  std::size_t words = w.words.size();
+  while (words > 3 && w.alternatives.empty() &&
+         (w.words[words - 1] == "eventually" || w.words[words - 1] == "after-earlier-acks"))
+    flags.insert(flags.begin(), w.words[--words]);
+  if (words != 3) return Fail("write: expect CONNECTION KIND field=value ...");
   step::Expect s;
   s.conn = w.words[1];
   if (auto ok = declared(scope, "expect", s.conn); !ok) return Fail(ok.error());
-  for (const auto& f : w.flags) {
+  for (const auto& f : flags) {
     if (f == "eventually")
       s.mode = CaseContext::ExpectMode::kEventually;
     else if (f == "after-earlier-acks")
@@ -318,7 +324,28 @@ std::expected<Action, std::string> parse_action(const Words& w, Scope& scope) {
                             static_cast<std::uint32_t>(number("len", 4096))};
     step::PostSend s{*c, number("len", 64), number("fill", 0), number("wr_id", 1), {}, false};
     if (w.fields.has("imm")) s.imm = number("imm", 0);
-    s.solicited = number("solicited", 0) != 0;
+    const auto flag = [&](std::string_view key, bool otherwise) {
+      const auto* v = w.fields.find(key);
+      return v ? (*v == "1" || *v == "yes" || *v == "true") : otherwise;
+    };
+    s.solicited = flag("solicited", false);
+    if (const auto* op = w.fields.find("op")) s.op = *send_op_name(*op);
+    if (s.imm && s.op == "SEND") s.op = "SEND_WITH_IMM";
+    if (s.imm && s.op == "RDMA_WRITE") s.op = "RDMA_WRITE_WITH_IMM";
+    if (s.imm && !s.op.ends_with("_WITH_IMM"))
+      return Fail(fmt::format("imm: op {} carries no immediate", s.op));
+    if (s.op.ends_with("_WITH_IMM") && !s.imm) s.imm = 0;
+    s.count = static_cast<std::uint32_t>(number("count", 1));
+    if (s.count == 0) return Fail("count: at least 1");
+    s.signaled = flag("signaled", true);
+    s.va = number("va", s.va);
+    s.rkey = number("rkey", s.rkey);
+    s.offset = number("offset", 0);
+    s.add = number("add", 0);
+    s.compare = number("compare", 0);
+    s.swap = number("swap", 0);
+    if (s.op.starts_with("ATOMIC") && !w.fields.has("len")) s.len = 8;
+    if (s.op.starts_with("ATOMIC") && s.len != 8) return Fail("len: an atomic is 8 bytes");
     return s;
   }
   if (verb == "poll") {

@@ -17,6 +17,10 @@ struct Timing {
   TimeNs expect_floor = 200 * kMillisecond;  // an expected packet may take this long
   TimeNs silence_floor = 20 * kMillisecond;  // shortest "expect nothing" window
   double silence_rtts = 4;
+  // A requester timer (local ACK timeout, RNR timer) fires no earlier than its value and, to
+  // pass, no later than tolerance x value + slack (hosts whose timers tick in jiffies).
+  double timer_tolerance = 4;
+  TimeNs timer_slack = 50 * kMillisecond;
 
   TimeNs scaled(double rtts) const { return static_cast<TimeNs>(rtts * static_cast<double>(rtt)); }
   TimeNs expect_window(double rtts = 1) const { return std::max(expect_floor, scaled(rtts)); }

@@ -111,14 +111,16 @@ void Congestion::on_cnp(const Packet& packet, std::uint64_t now_ns) {
 bool Congestion::admit(const Qp& qp, std::uint64_t now_ns) {
   if (!config_.enabled || config_.line_rate_mbps == 0) return true;
   Limiter& l = limiters_[qp.qp_num()];
-  if (now_ns < l.next_send) {
-    l.wake = l.next_send;
+  // One full-PMTU frame's time on the wire at the line rate, and at the QP's rate.
+  const std::uint64_t bits = (qp.path_mtu_bytes() + kFrameOverhead) * 8;
+  const std::uint64_t line_slot = bits * 1000 / config_.line_rate_mbps;
+  // A packet may go while the QP's schedule runs at most a burst ahead of now.
+  const std::uint64_t burst = line_slot * (std::max<std::uint32_t>(config_.burst_packets, 1) - 1);
+  if (l.next_send > now_ns + burst) {
+    l.wake = l.next_send - burst;
     return false;
   }
-  // One full-PMTU frame's time on the wire at the QP's rate.
-  const std::uint64_t bits = (qp.path_mtu_bytes() + kFrameOverhead) * 8;
-  const std::uint64_t slot = (bits * 1000 / config_.line_rate_mbps) << cuts_at(l, now_ns);
-  l.next_send = now_ns + slot;
+  l.next_send = std::max(l.next_send, now_ns) + (line_slot << cuts_at(l, now_ns));
   l.wake.reset();
   return true;
 }

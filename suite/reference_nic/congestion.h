@@ -39,6 +39,9 @@ struct CongestionConfig {
   // which the rate doubles, step by step.
   std::uint32_t max_cuts = 6;
   std::uint64_t recovery_period_ns = 100'000;
+  // Packets a QP may send back to back before the pacing holds it (a limiter's burst size,
+  // counted in line-rate slots): short messages leave at once, long streams at the QP's rate.
+  std::uint32_t burst_packets = 1;
 };
 
 class Congestion {

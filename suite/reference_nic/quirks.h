@@ -62,6 +62,18 @@ enum class Quirk : std::uint8_t {
   kSolicitedEventAlways,       // a CQ armed for solicited completions fires on any completion
   kCqStaysArmed,               // a completion event does not disarm the CQ
   kLapLidChecked,              // a LAP with nonzero alternate port LIDs gets APR status 7
+  kMadIcrcUnchecked,           // MADs (DestQP 1) are taken whatever their ICRC
+  kForgedRepAccepted,          // the active side takes a REP with a Remote Comm ID not its own
+  kRejKeepsQp,                 // a REJ of the REP leaves the passive QP taking requests
+  kGoBackNFromStart,           // a sequence NAK resends from the first PSN of the oldest message
+  kRetransmitTwicePerNak,      // a sequence NAK makes the requester resend everything twice
+  kAckTimeoutIgnored,          // the local ACK timeout fires after 4 ms, whatever its attribute
+  kRetryCountIgnored,          // retry_cnt never runs out: no RETRY_EXC_ERR
+  kRnrTimerIgnored,            // a request RNR NAKed is resent at once, not after the timer
+  kReadRerequestFromStart,     // a lost READ response makes the whole READ be requested again
+  kGhostAckCompletes,          // an ACK for a PSN never sent completes every outstanding WR
+  kCoalescedAckCompletesOne,   // one response completes at most one earlier WR
+  kExceedsMaxRdAtomic,         // READs and atomics are sent beyond max_rd_atomic
   kMwRkeySurvivesRebind,       // a window's old R_Key still works after a rebind or invalidation
   kMwPdUnchecked,              // a type 1 window is reached through a QP of any PD
   kMwQpUnchecked,              // a type 2 window is reached through any QP

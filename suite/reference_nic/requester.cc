@@ -126,6 +126,11 @@ struct Requester::Flow {
 };
 
 Requester::Requester(Nic& nic) : nic_(nic) {}
+
+std::optional<std::uint64_t> Requester::ack_timeout(const Qp& qp) const {
+  if (nic_.quirks().has(Quirk::kAckTimeoutIgnored)) return 4'000'000;
+  return local_ack_timeout_ns(qp.attr().timeout);
+}
 Requester::~Requester() = default;
 
 // ---- state -------------------------------------------------------------------------------------
@@ -258,7 +263,9 @@ void Requester::pump_rc(Qp& qp, Flow& f, std::uint64_t now) {
     if (!m.local_error) {
       // spec-facts §8: at most max_rd_atomic READ/atomics outstanding, the next one waits; a
       // fenced WQE waits for all of them (ibv_post_send IBV_SEND_FENCE).
-      if (is_rd_atomic(m.kind) && f.rd_atomic >= qp.attr().max_rd_atomic) return;
+      if (is_rd_atomic(m.kind) && f.rd_atomic >= qp.attr().max_rd_atomic &&
+          !nic_.quirks().has(Quirk::kExceedsMaxRdAtomic))
+        return;
       if ((wr.send_flags & send_flag::kFence) && f.rd_atomic > 0) return;
       const std::uint64_t outstanding = (f.next_psn - f.comp_psn) & psn::kMask;
       if (outstanding + m.packets > kMaxOutstanding) return;
@@ -299,7 +306,7 @@ bool Requester::send_rc_packet(Qp& qp, Flow& f, Message& m, std::uint64_t now) {
   }
   // The transport timer runs while a request waits for its response (spec-facts §8).
   if (!f.ack_deadline) {
-    if (auto t = local_ack_timeout_ns(qp.attr().timeout)) f.ack_deadline = now + *t;
+    if (auto t = ack_timeout(qp)) f.ack_deadline = now + *t;
   }
   return true;
 }
@@ -459,7 +466,16 @@ void Requester::on_response(Qp& qp, const Packet& packet, std::uint64_t now_ns) 
   const std::uint32_t psn = packet.bth->psn;
   // Behind the oldest unacknowledged PSN: a duplicate or stale response; at or past the next
   // PSN: it answers nothing we sent. Both are ignored (spec-facts §8).
-  if (psn::diff(psn, f->comp_psn) < 0 || psn::diff(psn, f->next_psn) >= 0) return;
+  if (psn::diff(psn, f->comp_psn) < 0) return;
+  if (psn::diff(psn, f->next_psn) >= 0) {
+    if (!nic_.quirks().has(Quirk::kGhostAckCompletes) ||
+        opcode_info(packet.bth->opcode).kind != OpKind::kAck || f->messages.empty())
+      return;
+    while (!f->messages.empty()) complete_front(qp, *f, WcStatus::kSuccess);
+    progressed(qp, *f, now_ns);
+    settle(qp);
+    return;
+  }
   if (complete_before(qp, *f, psn, now_ns)) {
     switch (opcode_info(packet.bth->opcode).kind) {
       case OpKind::kAck:
@@ -500,6 +516,10 @@ bool Requester::complete_before(Qp& qp, Flow& f, std::uint32_t psn, std::uint64_
     }
     complete_front(qp, f, WcStatus::kSuccess);
     progress = true;
+    if (nic_.quirks().has(Quirk::kCoalescedAckCompletesOne)) {
+      progressed(qp, f, now);
+      return false;  // the rest of this response is not looked at
+    }
   }
   if (f.messages.empty()) {
     if (progress) progressed(qp, f, now);
@@ -536,7 +556,16 @@ void Requester::on_ack(Qp& qp, Flow& f, const Packet& packet, std::uint64_t now)
       return on_rnr_nak(qp, f, psn, aeth_value(syn), now);
     case AethType::kNak:
       // Sequence error: go back to the PSN the responder expects; the others end the WQE.
-      if (syn == syndrome::kNakPsnSeqError) return retry(qp, f, psn, now);
+      if (syn == syndrome::kNakPsnSeqError) {
+        const std::uint32_t from = nic_.quirks().has(Quirk::kGoBackNFromStart)
+                                       ? f.messages.front().first_psn
+                                       : psn;
+        if (nic_.quirks().has(Quirk::kRetransmitTwicePerNak)) {
+          f.rewind(from);
+          pump_rc(qp, f, now);
+        }
+        return retry(qp, f, from, now);
+      }
       return fail(qp, f, nak_status(syn));
     case AethType::kReserved:
       return fail(qp, f, WcStatus::kBadRespErr);
@@ -626,21 +655,25 @@ void Requester::on_rnr_nak(Qp& qp, Flow& f, std::uint32_t psn, std::uint8_t time
   // Nothing goes out until the responder's RNR timer has passed; then from the NAKed PSN.
   f.ack_deadline.reset();
   f.rnr_psn = psn;
-  f.rnr_deadline = now + std::uint64_t{rnr_timer_usec(timer)} * 1000;
+  f.rnr_deadline = nic_.quirks().has(Quirk::kRnrTimerIgnored)
+                       ? now
+                       : now + std::uint64_t{rnr_timer_usec(timer)} * 1000;
 }
 
 void Requester::implied_nak(Qp& qp, Flow& f, std::uint64_t now) {
   // Later responses of the same lost burst must not retry again.
   if (f.implied_nak_sent) return;
   f.implied_nak_sent = true;
-  retry(qp, f, f.comp_psn, now);
+  const bool whole = nic_.quirks().has(Quirk::kReadRerequestFromStart) && !f.messages.empty() &&
+                     f.messages.front().kind == Kind::kRead;
+  retry(qp, f, whole ? f.messages.front().first_psn : f.comp_psn, now);
 }
 
 void Requester::retry(Qp& qp, Flow& f, std::uint32_t from, std::uint64_t now) {
   // Each retransmission without progress uses one of retry_cnt; retry_cnt + 1 transmissions in
   // all, then the WQE fails (spec-facts §8).
   if (f.retries_left == 0) return fail(qp, f, WcStatus::kRetryExcErr);
-  --f.retries_left;
+  if (!nic_.quirks().has(Quirk::kRetryCountIgnored)) --f.retries_left;
   f.rewind(from);
   f.ack_deadline.reset();  // restarted by the first packet sent again
   pump_rc(qp, f, now);
@@ -653,7 +686,7 @@ void Requester::progressed(Qp& qp, Flow& f, std::uint64_t now) {
   f.implied_nak_sent = false;
   f.ack_deadline.reset();
   if (f.outstanding() && !f.rnr_deadline) {
-    if (auto t = local_ack_timeout_ns(a.timeout)) f.ack_deadline = now + *t;
+    if (auto t = ack_timeout(qp)) f.ack_deadline = now + *t;
   }
 }
 

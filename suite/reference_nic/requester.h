@@ -77,6 +77,8 @@ class Requester {
   bool run_local_op(Qp& qp, Flow& f, std::size_t index);
   void fail(Qp& qp, Flow& f, WcStatus status);
   void on_ack_timeout(Qp& qp, Flow& f, std::uint64_t now);
+  // The QP's local ACK timeout (ack-timeout-ignored: a fixed 4 ms).
+  std::optional<std::uint64_t> ack_timeout(const Qp& qp) const;
   void on_rnr_wait_over(Qp& qp, Flow& f, std::uint64_t now);
 
   Nic& nic_;

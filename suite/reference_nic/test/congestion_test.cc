@@ -312,6 +312,32 @@ TEST_F(CongestionTest, RequestsArePacedAtTheLineRate) {
   for (std::size_t i = 1; i < t.size(); ++i) EXPECT_EQ(t[i] - t[i - 1], 865u);
 }
 
+TEST_F(CongestionTest, ABurstLeavesAtOnceThenThePacingHolds) {
+  NicConfig config;
+  config.congestion.enabled = true;
+  config.congestion.line_rate_mbps = 10'000;
+  config.congestion.burst_packets = 4;
+  nic_ = std::make_unique<Nic>(config, [this](std::span<const std::uint8_t> frame) {
+    frames_.push_back({now_, {frame.begin(), frame.end()}});
+  });
+  Device& d = nic_->device();
+  pd_ = *d.alloc_pd();
+  cq_ = (*d.create_cq(4096))->handle();
+  MrInit init;
+  init.pd = pd_;
+  init.length = 1 << 20;
+  init.access = access::kAll;
+  mr_ = *d.reg_mr(init);
+  Qp& qp = rc(kPeerQpn);
+  const std::uint64_t t0 = now_;
+  post_write(qp, 8);
+  run_until(now_ + 100 * kUs);
+  const auto t = times_of(qp, 0);
+  ASSERT_EQ(t.size(), 8u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(t[i], t0);  // the burst
+  for (std::size_t i = 4; i < t.size(); ++i) EXPECT_EQ(t[i], t0 + (i - 3) * 865);
+}
+
 TEST_F(CongestionTest, CnpHalvesTheRateAndQuietTimeRestoresIt) {
   Qp& qp = rc(kPeerQpn);
   post_write(qp, 400);
