@@ -118,7 +118,8 @@ constexpr Table build() {
         break;
       case 4:
         service = Service::kCnp;
-        valid = op == opcode::kCnp;
+        // 0x81 is RoCEv2's CNP (Annex A17), 0x80 native InfiniBand's (Annex A10).
+        valid = op == opcode::kCnp || op == opcode::kIbCnp;
         break;
       case 5:
         service = Service::kXrc;
@@ -136,6 +137,10 @@ constexpr Table build() {
       name.append("MANUFACTURER_SPECIFIC");
       info =
           OpcodeInfo{{}, "MANUFACTURER_SPECIFIC", service, kOther, kNone, kUnknown, 0, true, false};
+    } else if (service == Service::kCnp && valid && op == opcode::kIbCnp) {
+      // Native IB's CNP is a BTH alone (LRH, BTH, ICRC, VCRC: six words on the link).
+      name.append("IB_CNP");
+      info = OpcodeInfo{{}, "IB_CNP", service, kCnp, kNone, kNoPayload, 0, true, false};
     } else if (service == Service::kCnp && valid) {
       name.append("CNP");
       info = OpcodeInfo{{}, "CNP", service, kCnp, kNone, kNoPayload, hdr::kCnpBody, true, false};

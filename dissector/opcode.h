@@ -100,7 +100,8 @@ inline constexpr std::uint8_t kUcBase = 0x20;
 inline constexpr std::uint8_t kRdBase = 0x40;
 inline constexpr std::uint8_t kUdSendOnly = 0x64;
 inline constexpr std::uint8_t kUdSendOnlyImm = 0x65;
-inline constexpr std::uint8_t kCnp = 0x81;
+inline constexpr std::uint8_t kCnp = 0x81;    // RoCEv2 (Annex A17)
+inline constexpr std::uint8_t kIbCnp = 0x80;  // native InfiniBand (Annex A10)
 inline constexpr std::uint8_t kXrcBase = 0xA0;
 }  // namespace opcode
 

@@ -34,8 +34,9 @@ def class_port_info_get(target):
 def test_reference_target_answers_a_mad_built_here():
     target = roceconf.Target.reference()
     assert target.kind == "reference" and target.capabilities["control"]
-    # The reference NIC models no RoCEv2 congestion management: its ECN stays 00 (CA17-5).
-    assert target.capabilities["congestion_management"] is False
+    # The reference NIC models RoCEv2 congestion management (CNPs, a rate limiter); its own
+    # packets are Not-ECT, as it declares.
+    assert target.capabilities["congestion_management"] is True
     target.port.send(bytes(class_port_info_get(target)))
     data, _ = target.port.receive(timeout=1.0)
     answer = roceconf.parse(data)

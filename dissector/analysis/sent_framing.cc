@@ -48,6 +48,18 @@ class Grader {
   bool gsi() const {
     return (p_.bth && p_.bth->dqpn == 1) || (p_.deth && p_.deth->srcqp <= 1) || p_.mad.has_value();
   }
+  // A CNP's priority is the device's congestion setting (mlx5 cnp_dscp), not the QP's AV.
+  bool cnp() const { return p_.bth && p_.bth->opcode == opcode::kCnp; }
+  // What ECN the device may send: 00 without congestion management (CA17-5, CA17-14); with it
+  // the codepoint its profile declares, or any.
+  std::optional<std::string> ecn_wrong(std::uint8_t ecn) const {
+    if (!e_.congestion_management) {
+      if (ecn != 0) return std::string("0 (no congestion management declared)");
+    } else if (e_.declared_ecn && ecn != *e_.declared_ecn) {
+      return fmt::format("{} (the ECN the device declares for its packets)", *e_.declared_ecn);
+    }
+    return std::nullopt;
+  }
 
   // Bytes from the IP header to the end of the frame (Ethernet or raw IP framing).
   std::size_t ip_bytes() const {
@@ -83,12 +95,11 @@ class Grader {
     if (e_.hop_limit && !gsi() && ip.ttl != *e_.hop_limit)
       add("CA17-9", "ipv4.ttl", fmt::format("{}", ip.ttl),
           fmt::format("{} (the AV's hop limit)", *e_.hop_limit));
-    if (e_.traffic_class && !gsi() && ip.dscp != *e_.traffic_class >> 2)
+    if (e_.traffic_class && !gsi() && !cnp() && ip.dscp != *e_.traffic_class >> 2)
       add("CA17-4", "ipv4.dscp", fmt::format("{}", ip.dscp),
           fmt::format("{} (the AV's traffic class {:#04x}, upper 6 bits)", *e_.traffic_class >> 2,
                       *e_.traffic_class));
-    if (!e_.congestion_management && ip.ecn != 0)
-      add("CA17-5", "ipv4.ecn", fmt::format("{}", ip.ecn), "0 (no congestion management declared)");
+    if (auto want = ecn_wrong(ip.ecn)) add("CA17-5", "ipv4.ecn", fmt::format("{}", ip.ecn), *want);
     address("CA17-11", "ipv4.src", ip.src, e_.source_gid, "the device's GID");
     address("CA17-12", "ipv4.dst", ip.dst, e_.destination_gid, "the tester's GID");
   }
@@ -110,13 +121,12 @@ class Grader {
     if (e_.hop_limit && !gsi() && ip.hop_limit != *e_.hop_limit)
       add("CA17-17", "ipv6.hlim", fmt::format("{}", ip.hop_limit),
           fmt::format("{} (the AV's hop limit)", *e_.hop_limit));
-    if (e_.traffic_class && !gsi() && ip.traffic_class >> 2 != *e_.traffic_class >> 2)
+    if (e_.traffic_class && !gsi() && !cnp() && ip.traffic_class >> 2 != *e_.traffic_class >> 2)
       add("CA17-13", "ipv6.tc", fmt::format("{:#04x}", ip.traffic_class),
           fmt::format("DSCP {} (the AV's traffic class {:#04x}, upper 6 bits)",
                       *e_.traffic_class >> 2, *e_.traffic_class));
-    if (!e_.congestion_management && (ip.traffic_class & 3) != 0)
-      add("CA17-14", "ipv6.tc", fmt::format("{:#04x}", ip.traffic_class),
-          "ECN 0 (no congestion management declared)");
+    if (auto want = ecn_wrong(ip.traffic_class & 3))
+      add("CA17-14", "ipv6.tc", fmt::format("{:#04x}", ip.traffic_class), "ECN " + *want);
     if (e_.source_gid && ip.src != *e_.source_gid)
       add("CA17-18", "ipv6.src", format_gid(ip.src),
           fmt::format("{} (the device's GID)", format_gid(*e_.source_gid)));

@@ -25,6 +25,8 @@ struct SentFramingExpect {
   std::optional<std::uint8_t> traffic_class;
   // The device declares RoCEv2 congestion management: ECT/CE marking and FECN/BECN allowed.
   bool congestion_management = false;
+  // With it, the ECN codepoint the device says its packets carry; unset: any.
+  std::optional<std::uint8_t> declared_ecn;
   // The sender's (device's) and receiver's (tester's) GIDs; an IPv4-mapped GID gives the IPv4
   // address. Unset: not graded.
   std::optional<Gid> source_gid;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dissector/packet.h"
+#include "dissector/summary.h"
 #include "dissector/test/hex.h"
 
 namespace roceconf {
@@ -208,7 +209,7 @@ TEST(Frames, EveryOpcodeRoundTrips) {
     EXPECT_EQ(encode(d), frame);
     ++checked;
   }
-  EXPECT_EQ(checked, 89);  // RC 25, UC 12, RD 24, UD 2, CNP 1, XRC 25
+  EXPECT_EQ(checked, 90);  // RC 25, UC 12, RD 24, UD 2, CNP 2 (IB and RoCEv2), XRC 25
 }
 
 TEST(Frames, RoceV2OverIpv6AndRoceV1AndNativeIbRoundTrip) {
@@ -239,6 +240,32 @@ TEST(Frames, RoceV2OverIpv6AndRoceV1AndNativeIbRoundTrip) {
   }
 }
 
+TEST(Frames, NativeIbCnpIsNamedAndHasNoBody) {
+  // Annex A10's CNP on an InfiniBand link: LRH, BTH (opcode 0x80, BECN) and the ICRC, nothing
+  // between (six words in the LRH length), unlike RoCEv2's 0x81 with 16 reserved bytes.
+  Packet p;
+  p.lrh = Lrh{};
+  Bth b;
+  b.opcode = opcode::kIbCnp;
+  b.becn = true;
+  b.dqpn = 0x1234;
+  p.bth = b;
+  const auto frame = encode(p);
+  const Packet d = decode(frame, LinkType::kInfiniBand);
+  ASSERT_TRUE(d.bth && d.lrh);
+  EXPECT_EQ(d.framing, Framing::kInfiniBand);
+  EXPECT_EQ(opcode_info(d.bth->opcode).name, "IB_CNP");
+  EXPECT_EQ(opcode_info(d.bth->opcode).service, Service::kCnp);
+  EXPECT_TRUE(opcode_info(d.bth->opcode).valid);
+  EXPECT_TRUE(d.bth->becn);
+  EXPECT_EQ(d.bth->dqpn, 0x1234u);
+  EXPECT_TRUE(d.payload.empty());
+  EXPECT_TRUE(d.findings.empty()) << d.findings.front().message;
+  EXPECT_TRUE(d.icrc && d.icrc->ok());
+  EXPECT_NE(summarize(d).find("IB_CNP"), std::string::npos) << summarize(d);
+  EXPECT_EQ(encode(d), frame);
+}
+
 TEST(Frames, RawIpLinkType) {
   Packet p = full_packet(opcode::kRcAck, {});
   const auto frame = encode(p, EncodeOptions{.link = LinkType::kRaw});
@@ -253,6 +280,9 @@ TEST(Opcodes, TableMatchesTheSpec) {
   EXPECT_EQ(opcode_info(0x2A).name, "UC_RDMA_WRITE_ONLY");
   EXPECT_EQ(opcode_info(0x64).name, "UD_SEND_ONLY");
   EXPECT_EQ(opcode_info(0x81).name, "CNP");
+  EXPECT_EQ(opcode_info(0x80).name, "IB_CNP");
+  EXPECT_EQ(opcode_info(0x80).headers, 0);
+  EXPECT_FALSE(opcode_info(0x82).valid);
   EXPECT_EQ(opcode_info(0x1C).name, "RC_FLUSH");
   EXPECT_EQ(opcode_info(0x1D).name, "RC_ATOMIC_WRITE");
   EXPECT_EQ(opcode_info(0xAC).name, "XRC_RDMA_READ_REQUEST");

@@ -28,6 +28,7 @@ CaseContext::CaseContext(Target& target, const Timing& timing, report::CaseResul
   // Every frame the target sends is graded for framing (header/sent-framing folds the findings).
   SentFramingExpect framing;
   framing.congestion_management = target.capabilities().congestion_management;
+  framing.declared_ecn = target.capabilities().congestion.ecn;
   framing.source_gid = gid_from_ipv4(target.device().ip);
   framing.destination_gid = gid_from_ipv4(target.tester().ip);
   std::optional<SentFramingExpect> framing6;

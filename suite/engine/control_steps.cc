@@ -46,6 +46,15 @@ void ControlSteps::require(std::string_view capability) {
                                  memory_windows_text()));
     return;
   }
+  if (capability == "cc") {
+    // RoCEv2 congestion management (Annex A17.9.3): without it a device sends no CNP and need
+    // not react to one, so the cc cases have nothing to grade.
+    if (!caps.congestion_management)
+      evidence_.skip(
+          "not supported: the target does not declare RoCEv2 congestion management (capability "
+          "cc; a raw profile's 'capabilities = ..., cc')");
+    return;
+  }
   if (capability == "vlan") {
     if (!target_.marking().vlan)
       evidence_.skip(
@@ -66,7 +75,7 @@ void ControlSteps::require(std::string_view capability) {
   }
   evidence_.error(fmt::format(
       "unknown capability '{}' (listener, responder, control, pkey-limited, mw-type1, mw-type2, "
-      "vlan, ipv6)",
+      "vlan, ipv6, cc)",
       capability));
 }
 

@@ -27,8 +27,8 @@ class ControlSteps {
   // service port), "responder" (one that follows the RCNF convention), "control",
   // "pkey-limited" (a limited P_Key entry in the target's table), "mw-type1"/"mw-type2" (memory
   // windows of that type, from hello's device.memory_windows), "vlan" (the tester tags its
-  // frames), "ipv6" (the target and the tester each have an IPv6 address). ERRORs for any other
-  // name.
+  // frames), "ipv6" (the target and the tester each have an IPv6 address), "cc" (RoCEv2
+  // congestion management: CNPs and rate reaction). ERRORs for any other name.
   void require(std::string_view capability);
   // Whether this case required "responder": a REP without an RCNF block then SKIPs it.
   bool needs_convention() const { return needs_convention_; }

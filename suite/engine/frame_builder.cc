@@ -217,8 +217,13 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   b.dqpn = c.remote_qpn;
   b.pkey = c.pkey;
   b.psn = c.next_psn;
-  p.bth = b;
   const OpcodeInfo& info = opcode_info(op);
+  if (info.kind == OpKind::kCnp) {
+    // A CNP (the tester as notification point) takes no PSN and carries BECN (Annex A17.9.3).
+    b.psn = 0;
+    b.becn = true;
+  }
+  p.bth = b;
   if (info.headers & hdr::kReth) {
     Reth r;
     if (c.region) {

@@ -190,6 +190,10 @@ std::expected<std::vector<report::FieldDiff>, std::string> match(const Packet& p
     if (!want) return std::unexpected(fmt::format("unknown packet kind '{}'", kind));
     if (op != *want)
       diffs.push_back({"bth.opcode", std::string(opcode_info(*want).name), actual_op});
+    // A CNP's 16 bytes after the BTH are reserved: a CNP expectation requires them zero.
+    if (op == *want && op == opcode::kCnp)
+      for (const Finding& f : p.findings)
+        if (f.layer == Layer::kCnp) diffs.push_back({"cnp.reserved", "16 zero bytes", f.message});
   }
   if (!diffs.empty()) return diffs;  // fields of another kind would only add noise
 

@@ -15,12 +15,17 @@
 namespace roceconf::engine {
 namespace {
 
-constexpr std::array<std::string_view, 25> kKeys = {
-    "interface",  "target_mac",        "target_ip",    "tester_mac",   "tester_ip",
-    "target_ip6", "tester_ip6",        "service_port", "udp_port",     "netns",
-    "agent",      "agent_secret_file", "pmtu",         "capabilities", "device_name",
-    "vendor_id",  "vendor_part_id",    "firmware",     "node_guid",    "driver",
-    "kernel",     "rdma_core",         "vlan",         "pcp",          "dscp"};
+constexpr std::array<std::string_view, 30> kKeys = {
+    "interface",     "target_mac",     "target_ip",
+    "tester_mac",    "tester_ip",      "target_ip6",
+    "tester_ip6",    "service_port",   "udp_port",
+    "netns",         "agent",          "agent_secret_file",
+    "pmtu",          "capabilities",   "device_name",
+    "vendor_id",     "vendor_part_id", "firmware",
+    "node_guid",     "driver",         "kernel",
+    "rdma_core",     "vlan",           "pcp",
+    "dscp",          "cnp_scope",      "cnp_interval_us",
+    "cc_monitor_us", "cc_recovery_us", "cc_ecn"};
 constexpr std::array<std::uint32_t, 5> kPmtus = {256, 512, 1024, 2048, 4096};
 
 std::string_view trim(std::string_view s) {
@@ -84,11 +89,12 @@ std::expected<Capabilities, std::string> parse_capabilities(std::string_view tex
       caps.responder = true;
     } else if (item == "control") {
       caps.control = true;
-    } else if (item == "congestion-management") {
+    } else if (item == "congestion-management" || item == "cc") {
       caps.congestion_management = true;
     } else {
       return std::unexpected(fmt::format(
-          "unknown capability '{}' (known: responder, control, congestion-management; or 'none')",
+          "unknown capability '{}' (known: responder, control, congestion-management (or cc); or "
+          "'none')",
           item));
     }
     if (comma == std::string_view::npos) break;
@@ -193,6 +199,26 @@ std::expected<void, std::string> set_key(Profile& p, std::string_view key, std::
     if (key == "vlan") p.vlan = static_cast<std::uint16_t>(*n);
     if (key == "pcp") p.pcp = static_cast<std::uint8_t>(*n);
     if (key == "dscp") p.dscp = static_cast<std::uint8_t>(*n);
+  } else if (key == "cnp_scope") {
+    auto scope = parse_cnp_scope(value);
+    if (!scope)
+      return std::unexpected(fmt::format("cnp_scope '{}' is not qp, ip-pair or port", value));
+    p.congestion.cnp_scope = *scope;
+  } else if (key == "cc_ecn") {
+    const auto n = parse_number(value);
+    if (value != "any" && (!n || *n > 2))
+      return std::unexpected(fmt::format(
+          "cc_ecn '{}' is not the ECN the device's packets carry (0, 1, 2 or any)", value));
+    p.congestion.ecn =
+        value == "any" ? std::nullopt : std::optional<std::uint8_t>(static_cast<std::uint8_t>(*n));
+  } else if (key == "cnp_interval_us" || key == "cc_monitor_us" || key == "cc_recovery_us") {
+    const auto n = parse_number(value);
+    if (!n || *n > 10'000'000 || (*n == 0 && key != "cnp_interval_us"))
+      return std::unexpected(fmt::format("{} '{}' is not a time in microseconds ({} to 10000000)",
+                                         key, value, key == "cnp_interval_us" ? 0 : 1));
+    if (key == "cnp_interval_us") p.congestion.cnp_interval_us = *n;
+    if (key == "cc_monitor_us") p.congestion.monitor_us = *n;
+    if (key == "cc_recovery_us") p.congestion.recovery_us = *n;
   } else if (key == "capabilities") {
     auto caps = parse_capabilities(value);
     if (!caps) return std::unexpected(caps.error());
@@ -235,6 +261,24 @@ std::string_view not_unicast(const Ipv6Address& ip) {
 }
 
 }  // namespace
+
+std::string_view cnp_scope_name(CnpScope scope) {
+  switch (scope) {
+    case CnpScope::kQp:
+      return "qp";
+    case CnpScope::kIpPair:
+      return "ip-pair";
+    case CnpScope::kPort:
+      return "port";
+  }
+  return "qp";
+}
+
+std::optional<CnpScope> parse_cnp_scope(std::string_view text) {
+  for (CnpScope s : {CnpScope::kQp, CnpScope::kIpPair, CnpScope::kPort})
+    if (cnp_scope_name(s) == text) return s;
+  return std::nullopt;
+}
 
 std::optional<std::string> normalize_node_guid(std::string_view text) {
   std::string hex;

@@ -58,6 +58,8 @@ struct Profile {
   std::optional<std::uint8_t> pcp;
   std::uint8_t dscp = 0;
   Capabilities capabilities{true, false};
+  // With `cc` in capabilities: how the device paces CNPs and reacts to them.
+  CongestionProfile congestion;
   ProfileIdentity identity;
 };
 

@@ -78,7 +78,7 @@ class RawTarget final : public Target {
   }
   Capabilities capabilities() const override {
     return {profile_.capabilities.responder, agent_ != nullptr, profile_.pmtu,
-            profile_.capabilities.congestion_management};
+            profile_.capabilities.congestion_management, profile_.congestion};
   }
   roceconf::Port& port() override { return *guard_; }
   Endpoint tester() const override { return tester_; }

@@ -45,9 +45,20 @@ Connection* ReceiveDemux::owner_of(const Packet& p) const {
   return nullptr;
 }
 
-std::optional<Received> ReceiveDemux::next_for(Connection* c, TimeNs deadline, bool kept) {
+namespace {
+
+bool in_stream(const Packet& p, Stream stream) {
+  if (stream == Stream::kAll) return true;
+  const bool cnp = p.bth && p.bth->opcode == opcode::kCnp;
+  return cnp == (stream == Stream::kCnps);
+}
+
+}  // namespace
+
+std::optional<Received> ReceiveDemux::next_for(Connection* c, TimeNs deadline, bool kept,
+                                               Stream stream) {
   for (auto it = kept_.begin(); kept && it != kept_.end(); ++it) {
-    if (c == nullptr || it->owner == c) {
+    if ((c == nullptr || it->owner == c) && in_stream(it->frame.packet, stream)) {
       Received r = std::move(it->frame);
       kept_.erase(it);
       return r;
@@ -80,7 +91,7 @@ std::optional<Received> ReceiveDemux::next_for(Connection* c, TimeNs deadline, b
                            fmt::format("{}{}  |  {}", owner ? owner->name + " " : "",
                                        describe_received(r.packet, owner), summarize(r.packet)),
                            r.packet, r.bytes, r.time, std::move(framing));
-    if (c == nullptr || owner == c) return r;
+    if ((c == nullptr || owner == c) && in_stream(r.packet, stream)) return r;
     if (owner) kept_.push_back({std::move(r), owner});
   }
 }

@@ -42,6 +42,11 @@ struct PassiveSide {
 };
 using PassiveTable = std::map<std::string, PassiveSide>;  // by connection name
 
+// Which of a connection's frames a reader wants. CNPs are not ordered against the ACKs and
+// responses of the connection (Annex A17 says nothing of it), so an `expect c ACK` passes over
+// them and an `expect c CNP` over everything else; both keep what they pass over.
+enum class Stream : std::uint8_t { kAll, kCnps, kNotCnps };
+
 class ReceiveDemux {
  public:
   // Reads from `port`; every RoCE frame read is recorded in `evidence`. The tables are the
@@ -67,7 +72,8 @@ class ReceiveDemux {
   // no connection owns are dropped (they stay on the timeline). Non-RoCE frames (ARP, IPv6
   // neighbour discovery on a real link) are skipped unrecorded. ERRORs the case when the port
   // fails.
-  std::optional<Received> next_for(Connection* c, TimeNs deadline, bool kept = true);
+  std::optional<Received> next_for(Connection* c, TimeNs deadline, bool kept = true,
+                                   Stream stream = Stream::kAll);
   // Keeps every frame arriving by `deadline`, owned or not, behind those kept already.
   void keep_until(TimeNs deadline);
   std::size_t kept() const { return kept_.size(); }

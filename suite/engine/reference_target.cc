@@ -30,8 +30,21 @@ std::int64_t unix_now_ns() {
 
 // The reference P_Key table: the default partition, and partition 0x1234 as a full (0x9234)
 // and a limited (0x1234) member, so P_Key membership cases have both kinds to use.
-target::NicConfig reference_nic_config(const target::Quirks& quirks) {
+// The reference NIC's congestion management: CNPs paced per QP, RC requests paced at a 10 Gb/s
+// line rate (bursts of 8 packets) that each CNP halves (at most six times) and every quiet
+// 100 µs doubles again.
+constexpr target::CongestionConfig kReferenceCongestion{.enabled = true,
+                                                        .line_rate_mbps = 10'000,
+                                                        .cnp_interval_ns = 50'000,
+                                                        .max_cuts = 6,
+                                                        .recovery_period_ns = 100'000,
+                                                        .burst_packets = 8};
+
+target::NicConfig reference_nic_config(const target::Quirks& quirks, bool virtual_time) {
   target::NicConfig config;
+  config.congestion = kReferenceCongestion;
+  // On the real clock (engine benchmarks) microsecond pacing would only busy the loop.
+  if (!virtual_time) config.congestion.line_rate_mbps = 0;
   config.device.port.mac = kDevice.mac;
   config.device.port.pkey_table =
       target::PkeyTable(target::PkeyTable::kDefaultSize, {target::kDefaultPkey, 0x9234, 0x1234});
@@ -61,6 +74,7 @@ struct ReferenceTarget::State {
   target::Quirks quirks;
   std::uint16_t service_port = 0;
   bool stock_responder = false;
+  bool virtual_time = true;
   std::unique_ptr<target::NicLoop> loop;
   std::unique_ptr<target::ControlApi> api;
   std::unique_ptr<target::ResponderApp> app;
@@ -72,7 +86,7 @@ struct ReferenceTarget::State {
     loop.reset();
     while (pair.a->queued() > 0) (void)pair.a->receive(0);
     while (pair.b->queued() > 0) (void)pair.b->receive(0);
-    loop = std::make_unique<target::NicLoop>(*pair.b, reference_nic_config(quirks));
+    loop = std::make_unique<target::NicLoop>(*pair.b, reference_nic_config(quirks, virtual_time));
     api = std::make_unique<target::ControlApi>(loop->nic());
     target::ResponderAppConfig config;
     config.port = service_port;
@@ -137,8 +151,20 @@ std::expected<std::unique_ptr<ReferenceTarget>, std::string> ReferenceTarget::cr
   s.pair = make_memory_pair(std::move(pair));
   s.service_port = options.service_port;
   s.stock_responder = options.stock_responder;
+  s.virtual_time = options.virtual_time;
   if (auto built = s.rebuild(); !built) return std::unexpected(built.error());
   return t;
+}
+
+CongestionProfile reference_congestion() {
+  CongestionProfile p;
+  p.cnp_scope = CnpScope::kQp;
+  p.cnp_interval_us = static_cast<std::uint32_t>(kReferenceCongestion.cnp_interval_ns / 1000);
+  // The rate falls at the next packet after a CNP; six cuts are undone 600 µs after the last.
+  p.monitor_us = 20;
+  p.recovery_us = 1000;
+  p.ecn = 0;  // its own packets are Not-ECT: no switch between it and the tester marks them
+  return p;
 }
 
 std::string ReferenceTarget::describe() const {

@@ -22,6 +22,9 @@ struct ReferenceOptions {
   bool stock_responder = false;
 };
 
+// What the reference NIC declares of its congestion management (scope, interval, reaction).
+CongestionProfile reference_congestion();
+
 class ReferenceTarget final : public Target {
  public:
   // Fails only on an unknown quirk name (the message lists the valid ones).
@@ -34,7 +37,14 @@ class ReferenceTarget final : public Target {
   // name "roceconf reference NIC", fw_ver (the roceconf version), node_guid, quirks, source
   // "built-in".
   std::vector<std::pair<std::string, std::string>> identity() const override;
-  Capabilities capabilities() const override { return {.responder = true, .control = true}; }
+  // Congestion management as the reference NIC models it (suite/reference_nic/congestion.h):
+  // CNPs paced per QP on a 50 µs interval, a rate cut at once and recovered within a few ms.
+  Capabilities capabilities() const override {
+    return {.responder = true,
+            .control = true,
+            .congestion_management = true,
+            .congestion = reference_congestion()};
+  }
   roceconf::Port& port() override;
   Endpoint tester() const override;
   Endpoint device() const override;

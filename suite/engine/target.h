@@ -34,6 +34,26 @@ struct Endpoint {
 // responder has none (Target::no_convention()); the run summary counts them by it.
 inline constexpr std::string_view kNoConventionSkip = "no responder convention";
 
+// How a device that runs congestion management paces its CNPs and reacts to them (Annex A17
+// leaves both to the implementation): a raw profile's cnp_scope, cnp_interval_us,
+// cc_monitor_us and cc_recovery_us (PROFILE.md); the reference target declares its own.
+enum class CnpScope : std::uint8_t { kQp, kIpPair, kPort };
+std::string_view cnp_scope_name(CnpScope scope);  // "qp", "ip-pair", "port"
+std::optional<CnpScope> parse_cnp_scope(std::string_view text);
+
+struct CongestionProfile {
+  // At most one CNP per scope (a QP, a pair of IP addresses, the port) per interval.
+  CnpScope cnp_scope = CnpScope::kQp;
+  std::uint32_t cnp_interval_us = 50;
+  // After a CNP the reaction point's rate must have fallen within the monitor period, and a
+  // QP that gets no more CNPs must be back near its old rate within the recovery time.
+  std::uint32_t monitor_us = 100;
+  std::uint32_t recovery_us = 10000;
+  // The ECN codepoint the device's own packets carry (a raw profile's cc_ecn, 0-2); unset: any
+  // ECT (header/sent-framing grades it).
+  std::optional<std::uint8_t> ecn;
+};
+
 struct Capabilities {
   // A responder application following the RCNF REP convention listens on service_port
   // (suite/reference_nic/RESPONDER_CONVENTION.md): wire-only cases can connect and move data.
@@ -44,9 +64,11 @@ struct Capabilities {
   // The largest path MTU the link to the target carries (a raw profile's `pmtu`); cases asking
   // for more SKIP.
   std::uint32_t max_pmtu = 4096;
-  // RoCEv2 congestion management (a raw profile's `congestion-management`): the device may mark
-  // ECT/CE and set FECN/BECN; without it ECN must be 00 (CA17-5).
+  // RoCEv2 congestion management (a raw profile's `congestion-management` or `cc`): the device
+  // may mark ECT/CE and set FECN/BECN; without it ECN must be 00 (CA17-5). The `cc` cases
+  // (CNPs, rate reaction) need it and SKIP without it.
   bool congestion_management = false;
+  CongestionProfile congestion{};
 };
 
 // How the tester marks its frames (a raw profile's vlan, pcp, dscp): an 802.1Q tag when `vlan`

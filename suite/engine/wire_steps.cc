@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "dissector/summary.h"
 #include "suite/engine/timing.h"
 
@@ -32,8 +34,15 @@ Received WireSteps::expect(Connection* c, const std::vector<Expectation>& altern
                         alternatives[i].fields.text());
   std::vector<report::FieldDiff> first_diffs;
   std::string first_seen;
+  // A connection's CNPs are read apart from its other frames (receive_demux.h); `any` reads all.
+  const auto wants = [&](std::string_view kind) {
+    return std::ranges::any_of(alternatives, [&](const Expectation& e) { return e.kind == kind; });
+  };
+  const Stream stream = c == nullptr || wants("any") || wants("*") ? Stream::kAll
+                        : wants("CNP")                             ? Stream::kCnps
+                                                                   : Stream::kNotCnps;
   for (;;) {
-    auto r = demux_.next_for(c, deadline);
+    auto r = demux_.next_for(c, deadline, true, stream);
     if (!r) {
       if (!first_diffs.empty())
         evidence_.fail(fmt::format("{}: got {} and nothing matching within {} ms", what, first_seen,

@@ -67,6 +67,7 @@ Nic::Nic(NicConfig config, Wire::Sink sink)
   responder_ = std::make_unique<Responder>(*this);
   requester_ = std::make_unique<Requester>(*this);
   cm_ = std::make_unique<CmAgent>(*this);
+  congestion_ = std::make_unique<Congestion>(*this, config_.congestion);
   responder_->on_first_request = [this](std::uint32_t qpn) { cm_->on_comm_est(qpn, now_); };
 }
 
@@ -147,7 +148,11 @@ void Nic::dispatch(const Packet& p, Bytes) {
   const Bth& b = *p.bth;
   const OpcodeInfo& op = opcode_info(b.opcode);
   if (!op.valid || op.service == Service::kManufacturer) return;  // reserved opcode: drop
-  if (op.service == Service::kCnp) return;  // congestion control is not modelled
+  if (op.service == Service::kCnp) {
+    // RoCEv2's CNP reaches the reaction point; native IB's (0x80) has no place on RoCEv2.
+    if (b.opcode == opcode::kCnp) congestion_->on_cnp(p, now_);
+    return;
+  }
   if (b.dqpn == 0 && !config_.quirks.has(Quirk::kQp0Accepted)) return;  // CA17-33: no QP0
 
   if (b.dqpn == Device::kGsiQpn) {
@@ -195,23 +200,26 @@ void Nic::dispatch(const Packet& p, Bytes) {
     c.qkey_violation++;
     return;
   }
-  if (op.is_request)
+  if (op.is_request) {
     responder_->on_request(*qp, p, now_);
-  else
+    congestion_->on_request(*qp, p, now_);  // a CNP when it arrived marked CE
+  } else
     requester_->on_response(*qp, p, now_);
 }
 
 void Nic::tick(std::uint64_t now_ns) {
   now_ = now_ns;
   requester_->tick(now_ns);
+  congestion_->tick(now_ns);
   cm_->tick(now_ns);
 }
 
 std::optional<std::uint64_t> Nic::next_deadline() const {
-  const auto a = requester_->next_deadline();
-  const auto b = cm_->next_deadline();
-  if (a && b) return std::min(*a, *b);
-  return a ? a : b;
+  std::optional<std::uint64_t> out;
+  for (const auto t :
+       {requester_->next_deadline(), congestion_->next_deadline(), cm_->next_deadline()})
+    if (t && (!out || *t < *out)) out = t;
+  return out;
 }
 
 VerbsResult<void> Nic::modify_qp(std::uint32_t qp_num, const QpAttr& attr, QpAttrMask mask) {
@@ -219,7 +227,10 @@ VerbsResult<void> Nic::modify_qp(std::uint32_t qp_num, const QpAttr& attr, QpAtt
   const QpState from = qp ? qp->state() : QpState::kReset;
   auto result = device_.modify_qp(qp_num, attr, mask);
   if (!result) return result;
-  if (qp->state() == QpState::kReset || qp->state() == QpState::kErr) responder_->forget(qp_num);
+  if (qp->state() == QpState::kReset || qp->state() == QpState::kErr) {
+    responder_->forget(qp_num);
+    congestion_->forget(qp_num);
+  }
   if (qp->state() != from) requester_->on_state_change(*qp, from, now_);
   return result;
 }
@@ -246,6 +257,7 @@ VerbsResult<void> Nic::destroy_qp(std::uint32_t qp_num) {
   if (result) {
     responder_->forget(qp_num);
     requester_->forget(qp_num);
+    congestion_->forget(qp_num);
   }
   return result;
 }

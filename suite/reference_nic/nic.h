@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dissector/packet.h"
+#include "suite/reference_nic/congestion.h"
 #include "suite/reference_nic/device.h"
 #include "suite/reference_nic/quirks.h"
 #include "suite/reference_nic/wire.h"
@@ -32,6 +33,8 @@ struct NicConfig {
   std::optional<Ipv6Address> ipv6;
   std::uint16_t udp_port = Udp::kRocePort;
   Quirks quirks;
+  // CNPs and the rate limiter (congestion.h); no line rate: requests unpaced.
+  CongestionConfig congestion;
 };
 
 class Nic {
@@ -48,6 +51,7 @@ class Nic {
   Responder& responder() { return *responder_; }
   Requester& requester() { return *requester_; }
   CmAgent& cm() { return *cm_; }
+  Congestion& congestion() { return *congestion_; }
 
   // One frame from the port. Anything not for us, malformed or failing a check is dropped
   // (and counted where the spec or real NICs count it).
@@ -78,6 +82,7 @@ class Nic {
   std::unique_ptr<Responder> responder_;
   std::unique_ptr<Requester> requester_;
   std::unique_ptr<CmAgent> cm_;
+  std::unique_ptr<Congestion> congestion_;
   Packet rx_;
   std::vector<std::uint8_t> assumed_;  // the frame as a quirk misreads it (rx_ points into it)
   std::uint64_t now_ = 0;

@@ -130,6 +130,16 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "the IPv6 payload length leaves out the 4-byte ICRC"},
     {kIpv6IcrcUnchecked, "ipv6-icrc-unchecked", "ipv6",
      "the ICRC of packets over IPv6 is not checked (IPv4 packets are)"},
+    {kCnpMissing, "cnp-missing", "cc", "no CNP for a request marked ECN CE"},
+    {kCnpWrongQpn, "cnp-wrong-qpn", "cc",
+     "the CNP names the QP that received the marked request, not the sender's QP"},
+    {kCnpConsumesPsn, "cnp-consumes-psn", "cc",
+     "the CNP carries the responder's expected PSN and moves it on by one"},
+    {kCnpUnpaced, "cnp-unpaced", "cc", "a CNP for every CE-marked request, no pacing interval"},
+    {kCnpPacedPerPort, "cnp-paced-per-port", "cc",
+     "CNPs paced per port: one per interval for all QPs together"},
+    {kCnpIgnored, "cnp-ignored", "cc", "a received CNP leaves the QP's send rate as it was"},
+    {kCnpSlowsAll, "cnp-slows-all", "cc", "a received CNP lowers the send rate of every QP"},
 }};
 }  // namespace
 

@@ -86,6 +86,13 @@ enum class Quirk : std::uint8_t {
   kIpv6TrafficClassZero,       // IPv6 traffic class 0, whatever the AV says
   kIpv6PlenWithoutIcrc,        // IPv6 payload length leaves out the ICRC
   kIpv6IcrcUnchecked,          // bad ICRC accepted on packets over IPv6
+  kCnpMissing,                 // no CNP for a CE-marked request
+  kCnpWrongQpn,                // the CNP names the receiving QP, not the sender's
+  kCnpConsumesPsn,             // the CNP takes the responder's next PSN (ePSN moves)
+  kCnpUnpaced,                 // a CNP for every CE-marked request, no interval
+  kCnpPacedPerPort,            // one CNP per interval for the whole port, not per QP
+  kCnpIgnored,                 // a received CNP does not lower the QP's rate
+  kCnpSlowsAll,                // a received CNP lowers the rate of every QP
   kCount,
 };
 

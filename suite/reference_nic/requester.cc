@@ -244,6 +244,7 @@ void Requester::pump_rc(Qp& qp, Flow& f, std::uint64_t now) {
   for (Message& m : f.messages) {
     if (m.local_error) return;  // nothing after it was started
     while (m.sent < m.packets) {
+      if (!nic_.congestion().admit(qp, now)) return;  // rate limited: woken when it may go
       if (!send_rc_packet(qp, f, m, now)) return pump_rc(qp, f, now);
     }
   }
@@ -278,6 +279,7 @@ void Requester::pump_rc(Qp& qp, Flow& f, std::uint64_t now) {
     Message& started = f.messages.back();
     if (started.local_error) return pump_rc(qp, f, now);  // fails it once it is the oldest
     while (started.sent < started.packets) {
+      if (!nic_.congestion().admit(qp, now)) return;
       if (!send_rc_packet(qp, f, started, now)) return pump_rc(qp, f, now);
     }
   }

@@ -58,6 +58,11 @@ const ResponderState* Responder::state(std::uint32_t qp_num) const {
   return it == states_.end() ? nullptr : &it->second;
 }
 
+ResponderState* Responder::mutable_state(std::uint32_t qp_num) {
+  const auto it = states_.find(qp_num);
+  return it == states_.end() ? nullptr : &it->second;
+}
+
 void Responder::forget(std::uint32_t qp_num) {
   states_.erase(qp_num);
 }

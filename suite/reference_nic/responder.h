@@ -39,6 +39,8 @@ class Responder {
   // The per-QP state of an RC or UC QP that has received a request; nullptr before that (and
   // for UD, which keeps none). For the control API and tests.
   const ResponderState* state(std::uint32_t qp_num) const;
+  // The same, writable: for the defects of other parts of the NIC that disturb it.
+  ResponderState* mutable_state(std::uint32_t qp_num);
 
  private:
   // Why a request failed, and what it costs the QP (the responder error

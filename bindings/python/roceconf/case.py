@@ -30,7 +30,7 @@ __all__ = ["case", "CaseInfo", "registered_cases", "load_cases"]
 _REGISTRY: List["CaseInfo"] = []
 _LEVELS = ("MUST", "SHOULD", "MAY")
 _CAPABILITIES = ("listener", "responder", "control", "pkey-limited", "mw-type1", "mw-type2", "vlan",
-                 "ipv6")
+                 "ipv6", "cc")
 
 
 @dataclass
@@ -74,7 +74,7 @@ def case(id: Optional[str] = None, *, clause: str = "", requirement: str = "MUST
     require), release (default the catalogue's, IBA Vol 1 Release 1.2.1 + Annex A17) and checked
     (where the citation was checked, or "unchecked"); requirement: MUST, SHOULD or MAY;
     needs: capabilities (listener, responder, control, pkey-limited, mw-type1, mw-type2, vlan,
-    ipv6) the target must have, else SKIP."""
+    ipv6, cc) the target must have, else SKIP."""
     if requirement not in _LEVELS:
         raise CaseError(f"requirement is MUST, SHOULD or MAY, not {requirement!r}")
     for need in needs:

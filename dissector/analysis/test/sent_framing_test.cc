@@ -147,6 +147,25 @@ TEST(SentFraming, ProtocolTtlDscpEcn) {
   SentFramingExpect cc = expect();
   cc.congestion_management = true;
   EXPECT_TRUE(check(bytes_of(p), cc).empty());
+  // Unless the device declares the codepoint its packets carry.
+  cc.declared_ecn = 0;
+  const auto found = check(bytes_of(p), cc);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].statement, "CA17-5");
+  cc.declared_ecn = 3;
+  EXPECT_TRUE(check(bytes_of(p), cc).empty());
+}
+
+TEST(SentFraming, CnpDscpIsTheDevicesChoice) {
+  // A CNP goes out with the device's congestion priority (mlx5 cnp_dscp), not the AV's DSCP.
+  Packet p = good_ack();
+  p.bth->opcode = opcode::kCnp;
+  p.bth->becn = true;
+  p.aeth.reset();
+  p.ipv4->dscp = 48;
+  SentFramingExpect cc = expect();
+  cc.congestion_management = true;
+  EXPECT_TRUE(check(bytes_of(p), cc).empty());
 }
 
 TEST(SentFraming, LengthsIncludeTheIcrc) {

@@ -42,9 +42,16 @@ TEST(DaemonReset, QpnReuseVerdictsEqualTheInProcessRun) {
   const auto want = verdicts(in_process);
   const auto got = verdicts(over_veth);
   ASSERT_EQ(got.size(), want.size());
-  for (const auto& c : over_veth.cases)
+  for (const auto& c : over_veth.cases) {
+    // The daemon runs no congestion management (microsecond pacing needs the in-process
+    // target's virtual clock): its cc cases SKIP "not supported" where the in-process ones pass.
+    if (c.area == "cc") {
+      EXPECT_EQ(c.verdict, report::Verdict::kSkip) << c.id << ": " << c.reason;
+      continue;
+    }
     EXPECT_EQ(report::verdict_name(c.verdict), report::verdict_name(want.at(c.id)))
         << c.id << ": " << c.reason;
+  }
 }
 
 TEST(DaemonReset, ResetFreesWhatACaseLeft) {

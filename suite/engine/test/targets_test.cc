@@ -148,6 +148,22 @@ TEST(Profile, Capabilities) {
   const auto cc = parse_profile("capabilities = responder, congestion-management");
   ASSERT_TRUE(cc) << cc.error();
   EXPECT_TRUE(cc->capabilities.congestion_management);
+  // `cc` is its short name; the pacing and reaction keys go with it.
+  const auto short_name = parse_profile(
+      "capabilities = responder, cc\ncnp_scope = port\ncnp_interval_us = 4\n"
+      "cc_monitor_us = 8\ncc_recovery_us = 3000\ncc_ecn = 2\n");
+  ASSERT_TRUE(short_name) << short_name.error();
+  EXPECT_TRUE(short_name->capabilities.congestion_management);
+  EXPECT_EQ(short_name->congestion.cnp_scope, CnpScope::kPort);
+  EXPECT_EQ(short_name->congestion.cnp_interval_us, 4u);
+  EXPECT_EQ(short_name->congestion.monitor_us, 8u);
+  EXPECT_EQ(short_name->congestion.recovery_us, 3000u);
+  EXPECT_EQ(short_name->congestion.ecn, 2);
+  EXPECT_FALSE(parse_profile("cnp_scope = switch\n"));
+  EXPECT_FALSE(parse_profile("cc_monitor_us = 0\n"));
+  EXPECT_FALSE(parse_profile("cc_ecn = 3\n"));
+  EXPECT_EQ(cnp_scope_name(CnpScope::kIpPair), "ip-pair");
+  EXPECT_EQ(parse_cnp_scope("qp"), CnpScope::kQp);
 }
 
 TEST(Profile, AgentMakesControlValid) {
