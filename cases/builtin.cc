@@ -21,6 +21,7 @@ const engine::Catalogue& builtin_catalogue() {
     add_ud_cpp_cases(c);
     add_mw_cpp_cases(c);
     add_ipv6_cpp_cases(c);
+    add_sec_cpp_cases(c);
     c.sort();
     return c;
   }();
