@@ -140,19 +140,11 @@ void rep_rdma_resources(CaseContext& ctx) {
 
 // ---- duplicate REQ -------------------------------------------------------------------------
 
-void duplicate_req(CaseContext& ctx) {
-  ctx.require("responder");
-  Connection& c = ctx.new_connection("c");
-  step(ctx, "REQ");
-  ctx.cm_send(c, "REQ", {});
-  step(ctx, "REP");
-  const Received first = expect_rep(ctx, c);
-  const auto* rep = cm_as<CmRep>(first);
-  const std::uint32_t qpn = rep->local_qpn, comm_id = rep->local_comm_id, psn = rep->starting_psn;
-  step(ctx, "the same REQ again (same TID, IDs, QPN and PSN)");
-  ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
-  step(ctx, "what answers the duplicate: the same REP, an MRA, or nothing");
-  for (const Received& got : ctx.collect(&c, ctx.timing().expect_window())) {
+// What answers duplicates of c's REQ within `window`: the REP again (the same connection), an MRA,
+// or nothing; a REP of another connection, a REJ or anything else fails.
+void only_the_same_rep(CaseContext& ctx, Connection& c, const CmRep& rep, TimeNs window) {
+  const std::uint32_t qpn = rep.local_qpn, comm_id = rep.local_comm_id, psn = rep.starting_psn;
+  for (const Received& got : ctx.collect(&c, window)) {
     if (const auto* again = cm_as<CmRep>(got)) {
       if (again->local_qpn != qpn || again->local_comm_id != comm_id || again->starting_psn != psn)
         ctx.fail("the duplicate REQ got a REP for a second connection",
@@ -169,6 +161,37 @@ void duplicate_req(CaseContext& ctx) {
                {{"cm.msg", "REP (the same), MRA or nothing", cm_name(got)}});
     }
   }
+}
+
+void duplicate_req(CaseContext& ctx) {
+  ctx.require("responder");
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "REQ");
+  ctx.cm_send(c, "REQ", {});
+  step(ctx, "REP");
+  const Received first = expect_rep(ctx, c);
+  const CmRep rep = *cm_as<CmRep>(first);
+  step(ctx, "the same REQ again (same TID, IDs, QPN and PSN)");
+  ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
+  step(ctx, "what answers the duplicate: the same REP, an MRA, or nothing");
+  only_the_same_rep(ctx, c, rep, ctx.timing().expect_window());
+  rtu_and_data(ctx, c);
+}
+
+// cm-fault/req-storm: the same REQ a thousand times after its REP.
+constexpr int kStormReqs = 1000;
+
+void req_storm(CaseContext& ctx) {
+  Connection& c = ctx.new_connection("c");
+  step(ctx, "REQ");
+  ctx.cm_send(c, "REQ", {});
+  step(ctx, "REP");
+  const Received first = expect_rep(ctx, c);
+  const CmRep rep = *cm_as<CmRep>(first);
+  step(ctx, fmt::format("the same REQ {} times more (same TID, IDs, QPN and PSN)", kStormReqs));
+  for (int i = 0; i < kStormReqs; ++i) ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
+  step(ctx, "for 1 s: only the same REP again, MRAs, or nothing");
+  only_the_same_rep(ctx, c, rep, std::max<TimeNs>(ctx.timing().expect_window(), 1000 * kMillisecond));
   rtu_and_data(ctx, c);
 }
 
@@ -424,6 +447,19 @@ void add_cm_cpp_cases(engine::Catalogue& catalogue) {
        "duplicate REQ handling: Linux cm.c cm_dup_req_handler; Table 106: Linux "
        "ibta_vol1_c12.h"},
       "MUST", duplicate_req);
+  add(catalogue, "cm-fault/req-storm",
+      "A storm of the same REQ makes one connection, and the target stays usable",
+      "After the REP, the same REQ (same TID, communication ID, QPN and PSN) arrives 1,000 times "
+      "more, as from a broken or hostile peer. The passive side may resend the same REP or send "
+      "MRAs, or stay silent; it must not make a second connection (a REP with another QPN or "
+      "communication ID), reject the first, or stop answering: the RTU then establishes the "
+      "connection and it carries data.",
+      {"Table 106; 12.6",
+       "Duplicates of a REQ, however many, are not new connection requests: one connection, "
+       "which still completes and carries data",
+       "duplicate REQ handling: Linux cm.c cm_dup_req_handler; Table 106: Linux ibta_vol1_c12.h; "
+       "unchecked: 12.6"},
+      "MUST", req_storm);
   add(catalogue, "cm/stale-connection-rej",
       "A REQ from a QP that is still in a connection is rejected as stale (reason 10)",
       "With connection c established and carrying data, a new REQ arrives from the same CA GUID "

@@ -143,8 +143,12 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
         message));
   }
   std::uint16_t pkey = c.pkey;
+  bool bad_icrc = false;
   for (const auto& item : a.items()) {
-    if (item.key == "tid") {
+    if (item.key == "icrc") {
+      if (item.value != "bad") evidence_.error("icrc: a CM message takes icrc=bad only");
+      bad_icrc = true;
+    } else if (item.key == "tid") {
       auto n = parse_uint(item.value);
       if (!n) evidence_.error("tid: " + n.error());
       tid = *n;
@@ -189,7 +193,10 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
   addr.ipv6 = c.ipv6;
   auto frame = build_mad(addr, pkey, msg, tid, header);
   if (!frame) evidence_.error(frame.error());
-  wire_.transmit(frame->bytes, fmt::format("CM {} {} tid={:#x}", message, c.name, tid));
+  // The ICRC is the frame's last four bytes (a MAD frame is never padded).
+  if (bad_icrc) frame->bytes.back() ^= 0xFF;
+  wire_.transmit(frame->bytes, fmt::format("CM {} {} tid={:#x}{}", message, c.name, tid,
+                                           bad_icrc ? " icrc=bad" : ""));
   return std::move(frame->bytes);
 }
 

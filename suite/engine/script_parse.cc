@@ -202,11 +202,17 @@ std::expected<Action, std::string> parse_expect(const Words& w, const Scope& sco
       if (auto ok = declared(scope, "expect", *s.conn); !ok) return Fail(ok.error());
     return s;
   }
-  if (auto ok = arity(w, 3, "expect CONNECTION KIND field=value ..."); !ok) return Fail(ok.error());
+  // Without fields a closing `eventually` reads as a word: it is the flag all the same.
+  std::vector<std::string> flags = w.flags;
+  std::size_t words = w.words.size();
+  while (words > 3 && w.alternatives.empty() &&
+         (w.words[words - 1] == "eventually" || w.words[words - 1] == "after-earlier-acks"))
+    flags.insert(flags.begin(), w.words[--words]);
+  if (words != 3) return Fail("write: expect CONNECTION KIND field=value ...");
   step::Expect s;
   s.conn = w.words[1];
   if (auto ok = declared(scope, "expect", s.conn); !ok) return Fail(ok.error());
-  for (const auto& f : w.flags) {
+  for (const auto& f : flags) {
     if (f == "eventually")
       s.mode = CaseContext::ExpectMode::kEventually;
     else if (f == "after-earlier-acks")

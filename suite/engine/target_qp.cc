@@ -20,7 +20,7 @@ void TargetQps::make(Connection& c, const TargetQpSpec& spec) {
   const std::uint32_t pd = control_.setup(control::AllocPd{}).pd;
   const std::uint32_t cq =
       spec.cq_name.empty() ? control_.setup(control::CreateCq{256}).cq : control_.cq(spec.cq_name);
-  control::CreateQp qp{.qp_type = "RC", .pd = pd, .send_cq = cq, .recv_cq = cq};
+  control::CreateQp qp{.qp_type = spec.qp_type, .pd = pd, .send_cq = cq, .recv_cq = cq};
   qp.cap = control::QpCap{.max_send_wr = 64, .max_recv_wr = std::max<std::uint32_t>(spec.recv, 64)};
   c.remote_qpn = control_.setup(qp).qp_num;
   c.target_cq = cq;
@@ -54,7 +54,7 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   std::uint32_t min_rnr_timer = 1, max_dest_rd_atomic = 4;
   // The requester's attributes (RTS): local ACK timeout 14 (67 ms), retries without limit.
   std::uint32_t timeout = 14, retry_cnt = 7, rnr_retry = 7, max_rd_atomic = 4;
-  std::string cq_name;
+  std::string cq_name, qp_type = "RC";
   std::vector<std::string> access = {"LOCAL_WRITE", "REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
   std::vector<std::string> qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
   for (const auto& item : a.items()) {
@@ -102,6 +102,11 @@ void TargetQps::open(Connection& c, const Assignments& a) {
       rnr_retry = num();
     else if (item.key == "max_rd_atomic")
       max_rd_atomic = num();
+    else if (item.key == "type") {
+      if (item.value != "rc" && item.value != "uc")
+        evidence_.error(fmt::format("type: '{}' is not rc or uc", item.value));
+      qp_type = item.value == "uc" ? "UC" : "RC";
+    }
     else if (item.key == "access") {
       qp_access.clear();
       std::string_view rest = item.value;
@@ -114,21 +119,28 @@ void TargetQps::open(Connection& c, const Assignments& a) {
     } else
       evidence_.error(fmt::format("unknown option '{}' for open", item.key));
   }
+  // UC has no READ or atomics: only remote writes unless the case names its flags.
+  if (qp_type == "UC" && !a.has("access")) qp_access = {"REMOTE_WRITE"};
   make(c, {.cq_name = cq_name,
            .recv = recv,
            .recv_len = recv_len,
            .region = region,
            .region_access = access,
            .qp_access = qp_access,
-           .pkey_index = pkey_index});
+           .pkey_index = pkey_index,
+           .qp_type = qp_type});
   const Endpoint tester = target_.tester();
   control::QpAttr rtr;
   rtr.qp_state = "RTR";
   rtr.path_mtu = c.pmtu;
   rtr.dest_qp_num = c.local_qpn;
   rtr.rq_psn = c.local_psn0;
-  rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(max_dest_rd_atomic);
-  rtr.min_rnr_timer = static_cast<std::uint8_t>(min_rnr_timer);
+  // UC has no responder resources, RNR, acknowledgements or retries (IBA Table 90, ibv_modify_qp).
+  const bool rc = qp_type == "RC";
+  if (rc) {
+    rtr.max_dest_rd_atomic = static_cast<std::uint8_t>(max_dest_rd_atomic);
+    rtr.min_rnr_timer = static_cast<std::uint8_t>(min_rnr_timer);
+  }
   rtr.ah_attr =
       control::AddressVector{.dgid = c.ipv6 ? format_gid(*tester.ip6) : format_ipv4(tester.ip),
                              .dmac = format_mac(tester.mac),
@@ -139,11 +151,15 @@ void TargetQps::open(Connection& c, const Assignments& a) {
   control::QpAttr rts;
   rts.qp_state = "RTS";
   rts.sq_psn = c.remote_psn0;
-  rts.timeout = static_cast<std::uint8_t>(timeout);
-  rts.retry_cnt = static_cast<std::uint8_t>(retry_cnt);
-  rts.rnr_retry = static_cast<std::uint8_t>(rnr_retry);
-  rts.max_rd_atomic = static_cast<std::uint8_t>(max_rd_atomic);
-  c.ack_timeout = static_cast<std::uint8_t>(timeout);
+  if (rc) {
+    rts.timeout = static_cast<std::uint8_t>(timeout);
+    rts.retry_cnt = static_cast<std::uint8_t>(retry_cnt);
+    rts.rnr_retry = static_cast<std::uint8_t>(rnr_retry);
+    rts.max_rd_atomic = static_cast<std::uint8_t>(max_rd_atomic);
+    c.ack_timeout = static_cast<std::uint8_t>(timeout);
+  } else {
+    c.ack_timeout = 0;  // no transport timer
+  }
   control_.setup(control::ModifyQp{c.remote_qpn, rts});
   c.pkey = control_.pkey_at(pkey_index).value_or(0xFFFF);
   c.state = ConnState::kEstablished;

@@ -26,6 +26,7 @@ struct TargetQpSpec {
                                             "REMOTE_ATOMIC"};
   std::vector<std::string> qp_access = {"REMOTE_WRITE", "REMOTE_READ", "REMOTE_ATOMIC"};
   std::uint32_t pkey_index = 0;
+  std::string qp_type = "RC";  // RC or UC
 };
 
 class TargetQps {

@@ -157,6 +157,11 @@ std::expected<std::uint32_t, std::string> CmAgent::connect(const ConnectParams& 
 
 void CmAgent::on_rep(const CmRep& rep, std::uint64_t now) {
   CmConnection* c = find(rep.remote_comm_id);
+  if (!c && nic_.quirks().has(Quirk::kForgedRepAccepted)) {
+    // The defect: any connection of ours still waiting for a REP takes it.
+    for (auto& [id, other] : connections_)
+      if (other.active && awaiting_rep(other.state)) c = &other;
+  }
   if (!c || !c->active) return;
   if (!awaiting_rep(c->state)) {
     counters_.rep_duplicates++;

@@ -448,6 +448,7 @@ void CmAgent::on_rej(const CmRej& rej, std::uint64_t now) {
     finish(*c, Ending::kRejected, rej.reason, now);
   } else if (rej.message_rejected != cm_msg_kind::kReq) {
     // Our REP (or the connection) refused: the peer gave up on it.
+    if (nic_.quirks().has(Quirk::kRejKeepsQp) && !c->active) return;
     finish(*c, Ending::kDisconnected, rej.reason, now);
   }
 }

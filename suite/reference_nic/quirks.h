@@ -62,6 +62,9 @@ enum class Quirk : std::uint8_t {
   kSolicitedEventAlways,       // a CQ armed for solicited completions fires on any completion
   kCqStaysArmed,               // a completion event does not disarm the CQ
   kLapLidChecked,              // a LAP with nonzero alternate port LIDs gets APR status 7
+  kMadIcrcUnchecked,           // MADs (DestQP 1) are taken whatever their ICRC
+  kForgedRepAccepted,          // the active side takes a REP with a Remote Comm ID not its own
+  kRejKeepsQp,                 // a REJ of the REP leaves the passive QP taking requests
   kGoBackNFromStart,           // a sequence NAK resends from the first PSN of the oldest message
   kRetransmitTwicePerNak,      // a sequence NAK makes the requester resend everything twice
   kAckTimeoutIgnored,          // the local ACK timeout fires after 4 ms, whatever its attribute

@@ -155,6 +155,7 @@ bool Wire::icrc_accepts(const Packet& p, Bytes frame) const {
   if (!p.icrc) return false;
   if (quirks_.has(Quirk::kIcrcUnchecked)) return true;
   if (quirks_.has(Quirk::kIpv6IcrcUnchecked) && p.ipv6) return true;
+  if (quirks_.has(Quirk::kMadIcrcUnchecked) && p.bth && p.bth->dqpn == 1) return true;
   if (quirks_.has(Quirk::kSmallBadIcrcAccepted) && frame.size() < 65) return true;
   if (quirks_.has(Quirk::kIcrcPadExcluded)) return p.icrc->value == icrc_without_pad(frame, p);
   return p.icrc->ok();
