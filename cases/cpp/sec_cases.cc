@@ -359,7 +359,9 @@ void forged_ack(CaseContext& ctx) {
   const auto r = t.setup(ctl::PollCq{c.target_cq, 1});
   const bool completed = !r.wc.empty() && r.wc[0].status == "SUCCESS";
   ctx.measure({"outstanding SEND after one forged ACK",
-               r.wc.empty() ? "not completed" : "completed: " + ctl::describe(r.wc[0]),
+               r.wc.empty() ? "not completed"
+                            : fmt::format("completed: wr_id {} {} {}", r.wc[0].wr_id,
+                                          r.wc[0].opcode, r.wc[0].status),
                "a finding when it completes", completed});
 }
 
