@@ -191,7 +191,8 @@ void req_storm(CaseContext& ctx) {
   step(ctx, fmt::format("the same REQ {} times more (same TID, IDs, QPN and PSN)", kStormReqs));
   for (int i = 0; i < kStormReqs; ++i) ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
   step(ctx, "for 1 s: only the same REP again, MRAs, or nothing");
-  only_the_same_rep(ctx, c, rep, std::max<TimeNs>(ctx.timing().expect_window(), 1000 * kMillisecond));
+  only_the_same_rep(ctx, c, rep,
+                    std::max<TimeNs>(ctx.timing().expect_window(), 1000 * kMillisecond));
   rtu_and_data(ctx, c);
 }
 

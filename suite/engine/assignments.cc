@@ -96,7 +96,8 @@ std::expected<Duration, std::string> parse_duration(std::string_view text) {
       return Duration{0, *v, std::nullopt};
     }
     if (u.suffix == "ato") {
-      if (*v > 1000) return std::unexpected(fmt::format("'{}' is too long (at most 1000ato)", text));
+      if (*v > 1000)
+        return std::unexpected(fmt::format("'{}' is too long (at most 1000ato)", text));
       return Duration{0, std::nullopt, *v};
     }
     if (*v * u.ns > kMaxNs)

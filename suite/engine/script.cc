@@ -177,8 +177,8 @@ struct Runner {
       local = c.region->va + a.offset;
       lkey = c.region->lkey;
     } else if (total > 0) {
-      const auto mr = ctx.setup(
-          control::RegMr{.pd = c.target_pd, .length = total, .access = {"LOCAL_WRITE"}});
+      const auto mr =
+          ctx.setup(control::RegMr{.pd = c.target_pd, .length = total, .access = {"LOCAL_WRITE"}});
       ctx.setup(control::WriteMr{.handle = mr.handle,
                                  .offset = 0,
                                  .data = fill_pattern(static_cast<std::uint32_t>(a.fill), total)});

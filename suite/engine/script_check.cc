@@ -98,20 +98,12 @@ constexpr Key kStatus[] = {{"state", Type::kCmState},
                            {"cm_state", Type::kText}};
 constexpr Key kCreateCq[] = {{"depth", Type::kNumber, k32}};
 constexpr Key kPostRecv[] = {{"count", Type::kNumber, 4096}, {"len", Type::kNumber, k32}};
-constexpr Key kPostSend[] = {{"len", Type::kNumber, 1u << 20},
-                             {"fill", Type::kNumber, k32},
-                             {"wr_id", Type::kNumber},
-                             {"imm", Type::kNumber, k32},
-                             {"solicited", Type::kBool},
-                             {"op", Type::kSendOp},
-                             {"count", Type::kNumber, 64},
-                             {"signaled", Type::kBool},
-                             {"va", Type::kNumber},
-                             {"rkey", Type::kNumber, k32},
-                             {"offset", Type::kNumber, k32},
-                             {"add", Type::kNumber},
-                             {"compare", Type::kNumber},
-                             {"swap", Type::kNumber}};
+constexpr Key kPostSend[] = {
+    {"len", Type::kNumber, 1u << 20}, {"fill", Type::kNumber, k32},   {"wr_id", Type::kNumber},
+    {"imm", Type::kNumber, k32},      {"solicited", Type::kBool},     {"op", Type::kSendOp},
+    {"count", Type::kNumber, 64},     {"signaled", Type::kBool},      {"va", Type::kNumber},
+    {"rkey", Type::kNumber, k32},     {"offset", Type::kNumber, k32}, {"add", Type::kNumber},
+    {"compare", Type::kNumber},       {"swap", Type::kNumber}};
 constexpr Key kRead[] = {{"offset", Type::kNumber},
                          {"len", Type::kNumber, 1u << 20},
                          {"fill", Type::kNumber, k32},

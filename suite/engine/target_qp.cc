@@ -106,8 +106,7 @@ void TargetQps::open(Connection& c, const Assignments& a) {
       if (item.value != "rc" && item.value != "uc")
         evidence_.error(fmt::format("type: '{}' is not rc or uc", item.value));
       qp_type = item.value == "uc" ? "UC" : "RC";
-    }
-    else if (item.key == "access") {
+    } else if (item.key == "access") {
       qp_access.clear();
       std::string_view rest = item.value;
       while (!rest.empty()) {

@@ -47,7 +47,8 @@ void CmAgent::on_req(const Packet& p, const CmReq& req, std::uint16_t pkey_index
     counters_.req_duplicates++;
     if (!c->active && awaiting_rtu(c->state)) {
       resend(*c);
-    } else if (c->state == CmState::kTimewait) {
+    } else if (c->state == CmState::kTimewait || (nic_.quirks().has(Quirk::kLateDupReqRejected) &&
+                                                  c->state == CmState::kEstablished)) {
       reject_req(p, pkey, req, rej_reason::kStaleConnection, c->local_comm_id);
     }
     return;

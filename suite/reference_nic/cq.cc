@@ -58,7 +58,7 @@ Cq::Cq(std::uint32_t handle, std::uint32_t depth, Env env)
     : handle_(handle), depth_(depth), env_(env) {}
 
 Cq::PushResult Cq::push(const Cqe& cqe, bool solicited) {
-  if (overflowed_) {
+  if (overflowed_ || (env_.spilled && *env_.spilled)) {
     if (env_.counters) ++env_.counters->cq_overflow;
     return PushResult::kDropped;
   }
@@ -69,6 +69,7 @@ Cq::PushResult Cq::push(const Cqe& cqe, bool solicited) {
     }
     // The CQ is now in error: one CQ_ERR for it, nothing queued from here on.
     overflowed_ = true;
+    if (env_.spilled) *env_.spilled = true;
     if (env_.counters) ++env_.counters->cq_overflow;
     if (env_.events) {
       env_.events->push(env_.overflow_late ? AsyncEvent{AsyncEventType::kQpFatal, cqe.qp_num}

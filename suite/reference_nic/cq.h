@@ -118,6 +118,8 @@ class Cq {
     bool solicited_always = false;
     // The cq-stays-armed defect: an event leaves the CQ armed.
     bool stays_armed = false;
+    // The cq-error-spills defect: the device's flag that one CQ overran, which stops them all.
+    bool* spilled = nullptr;
   };
   enum class PushResult : std::uint8_t {
     kQueued,

@@ -110,7 +110,8 @@ VerbsResult<Cq*> Device::create_cq(std::uint32_t depth) {
   auto cq = std::make_unique<Cq>(
       h, depth,
       Cq::Env{&events_, &channel_, &counters_, quirks_.has(Quirk::kCqOverflowLate),
-              quirks_.has(Quirk::kSolicitedEventAlways), quirks_.has(Quirk::kCqStaysArmed)});
+              quirks_.has(Quirk::kSolicitedEventAlways), quirks_.has(Quirk::kCqStaysArmed),
+              quirks_.has(Quirk::kCqErrorSpills) ? &cq_spilled_ : nullptr});
   Cq* raw = cq.get();
   cqs_[h] = std::move(cq);
   return raw;

@@ -151,6 +151,7 @@ class Device {
   Counters counters_;
   AsyncEventQueue events_;
   CompChannel channel_;
+  bool cq_spilled_ = false;  // cq-error-spills: a CQ overran, and every CQ stops taking entries
   MrTable mrs_;
   MwTable mws_;
   std::map<std::uint32_t, Pd> pds_;

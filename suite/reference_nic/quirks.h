@@ -65,6 +65,8 @@ enum class Quirk : std::uint8_t {
   kMadIcrcUnchecked,           // MADs (DestQP 1) are taken whatever their ICRC
   kForgedRepAccepted,          // the active side takes a REP with a Remote Comm ID not its own
   kRejKeepsQp,                 // a REJ of the REP leaves the passive QP taking requests
+  kCqErrorSpills,              // one CQ's overrun stops every CQ of the device
+  kLateDupReqRejected,         // a duplicate REQ of an established connection gets REJ stale
   kGoBackNFromStart,           // a sequence NAK resends from the first PSN of the oldest message
   kRetransmitTwicePerNak,      // a sequence NAK makes the requester resend everything twice
   kAckTimeoutIgnored,          // the local ACK timeout fires after 4 ms, whatever its attribute

@@ -555,9 +555,8 @@ void Requester::on_ack(Qp& qp, Flow& f, const Packet& packet, std::uint64_t now)
     case AethType::kNak:
       // Sequence error: go back to the PSN the responder expects; the others end the WQE.
       if (syn == syndrome::kNakPsnSeqError) {
-        const std::uint32_t from = nic_.quirks().has(Quirk::kGoBackNFromStart)
-                                       ? f.messages.front().first_psn
-                                       : psn;
+        const std::uint32_t from =
+            nic_.quirks().has(Quirk::kGoBackNFromStart) ? f.messages.front().first_psn : psn;
         if (nic_.quirks().has(Quirk::kRetransmitTwicePerNak)) {
           f.rewind(from);
           pump_rc(qp, f, now);
