@@ -22,6 +22,7 @@ const engine::Catalogue& builtin_catalogue() {
     add_mw_cpp_cases(c);
     add_ipv6_cpp_cases(c);
     add_cc_cpp_cases(c);
+    add_sec_cpp_cases(c);
     c.sort();
     return c;
   }();

@@ -30,5 +30,6 @@ void add_ud_cpp_cases(engine::Catalogue& catalogue);
 void add_mw_cpp_cases(engine::Catalogue& catalogue);
 void add_ipv6_cpp_cases(engine::Catalogue& catalogue);
 void add_cc_cpp_cases(engine::Catalogue& catalogue);
+void add_sec_cpp_cases(engine::Catalogue& catalogue);
 
 }  // namespace roceconf::cases

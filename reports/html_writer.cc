@@ -1,3 +1,4 @@
+// Over 600 lines: the whole self-contained page (style, script, every section) is written here.
 #include "reports/html_writer.h"
 
 #include <fmt/format.h>
@@ -63,6 +64,7 @@ section.case .title{color:var(--muted)}
 .desc{white-space:pre-line;margin:4px 0}
 .reason{margin:4px 0}
 table.diff td.actual{color:var(--fail);font-weight:600}
+table.security tr.finding td{color:var(--fail)}
 table.trace td.unchecked{font-style:italic;color:var(--inconclusive)}.release{color:var(--muted)}
 pre{background:var(--code);padding:6px 8px;border-radius:4px;overflow-x:auto;margin:4px 0}
 .ladder{margin-top:8px}
@@ -403,6 +405,30 @@ std::string case_anchor(std::string_view id) {
   return out;
 }
 
+// The figures of the measuring cases (area sec), one table: a finding is marked, the threshold
+// beside it.
+void write_security_section(std::string& out, const RunResult& run) {
+  bool first = true;
+  for (const CaseResult& c : run.cases) {
+    if (c.area != "sec" || c.measurements.empty()) continue;
+    if (first)
+      out +=
+          "<h2 id=\"security\">Security measurements</h2>\n<p>How predictable the target's QP "
+          "numbers, starting PSNs and R_Keys are, and what one forged packet does (thresholds "
+          "from ReDMArk, USENIX Security 2021).</p>\n<div class=\"scroll\"><table "
+          "class=\"security\"><thead><tr><th>Case</th><th>Measured</th><th>Value</th>"
+          "<th>Threshold</th><th>Finding</th></tr></thead><tbody>\n";
+    first = false;
+    for (const Measurement& m : c.measurements)
+      out += fmt::format(
+          "<tr{}><td><a href=\"#{}\"><code>{}</code></a> {}</td><td>{}</td><td>{}</td><td>{}</td>"
+          "<td>{}</td></tr>\n",
+          m.finding ? " class=\"finding\"" : "", esc(case_anchor(c.id)), esc(c.id),
+          badge(c.verdict), esc(m.name), esc(m.value), esc(m.threshold), m.finding ? "yes" : "no");
+  }
+  if (!first) out += "</tbody></table></div>\n";
+}
+
 std::string_view overall_verdict(const RunResult& run) {
   return headline_name(certify(run).headline);
 }
@@ -553,6 +579,8 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
           esc(u.waiver.where));
     out += "</tbody></table></div>\n";
   }
+
+  write_security_section(out, run);
 
   out += "<h2 id=\"verdict-rule\">How the verdict is decided</h2>\n<div class=\"rule\">\n";
   for (const std::string& paragraph : verdict_rule_text()) out += "<p>" + esc(paragraph) + "</p>\n";

@@ -22,6 +22,14 @@ Json event_json(const Event& e, std::int64_t case_start_ns) {
   return j;
 }
 
+Json measurements_json(const CaseResult& c) {
+  Json out = Json::array();
+  for (const Measurement& m : c.measurements)
+    out.push_back(
+        {{"name", m.name}, {"value", m.value}, {"threshold", m.threshold}, {"finding", m.finding}});
+  return out;
+}
+
 Json case_json(const CaseResult& c) {
   Json j;
   j["id"] = c.id;
@@ -48,7 +56,21 @@ Json case_json(const CaseResult& c) {
   Json events = Json::array();
   for (const Event* e : events_in_time_order(c)) events.push_back(event_json(*e, c.start_unix_ns));
   j["events"] = std::move(events);
+  j["measurements"] = measurements_json(c);
   return j;
+}
+
+// The section of the security measurements (area sec): each measuring case's figures.
+Json security_json(const RunResult& run) {
+  Json out = Json::array();
+  for (const CaseResult& c : run.cases) {
+    if (c.area != "sec" || c.measurements.empty()) continue;
+    out.push_back({{"case", c.id},
+                   {"verdict", verdict_name(c.verdict)},
+                   {"requirement", c.requirement},
+                   {"measurements", measurements_json(c)}});
+  }
+  return out;
 }
 
 Json pairs_json(const std::vector<std::pair<std::string, std::string>>& pairs) {
@@ -156,6 +178,7 @@ std::string to_json(const RunResult& run) {
     cases.push_back(std::move(c));
   }
   j["cases"] = std::move(cases);
+  j["security_measurements"] = security_json(run);
   // Text from targets and cases is not guaranteed UTF-8; replace rather than throw.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

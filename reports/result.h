@@ -46,6 +46,15 @@ struct Event {
   std::vector<std::string> analysis;  // flags from the analysis: "out-of-sequence", "nak", ...
 };
 
+// A figure a measuring case reports (area sec), beside its verdict: what was measured, its value,
+// the threshold it is judged against and whether it crossed it.
+struct Measurement {
+  std::string name;       // "QPN: most common step"
+  std::string value;      // "+1 (31 of 31 differences)"
+  std::string threshold;  // "a finding when one step makes half the differences"
+  bool finding = false;   // the value is past the threshold
+};
+
 struct CaseResult {
   std::string id;           // "psn/gap-naks-once"
   std::string area;         // "psn"
@@ -71,6 +80,7 @@ struct CaseResult {
   std::int64_t start_unix_ns = 0;
   std::int64_t duration_ns = 0;
   std::vector<Event> events;
+  std::vector<Measurement> measurements;  // figures of a measuring case, in the order taken
 };
 
 struct Counts {

@@ -244,5 +244,30 @@ TEST(HtmlWriter, CaseAnchor) {
   EXPECT_EQ(case_anchor("a/b c"), "case-a-b-c");
 }
 
+// The security measurements have a section of their own: each figure, its threshold, and
+// whether it is a finding; no section without measuring cases.
+TEST(HtmlWriter, SecurityMeasurementsSection) {
+  RunResult run = test::sample_run();
+  EXPECT_EQ(to_html(run).find("Security measurements"), std::string::npos);
+  CaseResult c;
+  c.id = "sec/qpn-predictability";
+  c.area = "sec";
+  c.requirement = "SHOULD";
+  c.verdict = Verdict::kFail;
+  c.measurements = {{"QPN: most common step", "+1 (31 of 31 differences)",
+                     "a finding when one step makes half the differences", true},
+                    {"QPN: repeats", "0", "a finding above 0", false}};
+  run.cases.push_back(c);
+  const std::string html = to_html(run);
+  const std::string table = slice(html, "<table class=\"security\"", "</table>");
+  ASSERT_FALSE(table.empty()) << html;
+  EXPECT_NE(html.find("<h2 id=\"security\">Security measurements</h2>"), std::string::npos);
+  EXPECT_NE(table.find("href=\"#case-sec-qpn-predictability\""), std::string::npos) << table;
+  EXPECT_NE(table.find("<tr class=\"finding\"><td>"), std::string::npos);
+  EXPECT_NE(table.find("+1 (31 of 31 differences)"), std::string::npos);
+  EXPECT_NE(table.find("a finding when one step makes half the differences"), std::string::npos);
+  EXPECT_EQ(occurrences(table, "<tr"), 3);  // the header and the two figures
+}
+
 }  // namespace
 }  // namespace roceconf::report

@@ -127,5 +127,30 @@ TEST(JsonWriter, InvalidUtf8IsReplacedNotThrown) {
   EXPECT_EQ(j["summary"]["error"], 1);  // a default CaseResult is an error
 }
 
+// Each case carries its measurements; the sec cases' are gathered in a section of their own.
+TEST(JsonWriter, SecurityMeasurements) {
+  RunResult run = test::sample_run();
+  EXPECT_EQ(json::parse(to_json(run))["security_measurements"], json::array());
+  CaseResult c;
+  c.id = "sec/rkey-reuse";
+  c.area = "sec";
+  c.requirement = "MUST";
+  c.verdict = Verdict::kPass;
+  c.measurements = {
+      {"R_Key after dereg_mr and reg_mr", "new", "a finding when it is the old one", false}};
+  run.cases.push_back(c);
+  const json j = json::parse(to_json(run));
+  ASSERT_EQ(j["security_measurements"].size(), 1u);
+  const json& s = j["security_measurements"][0];
+  EXPECT_EQ(s["case"], "sec/rkey-reuse");
+  EXPECT_EQ(s["verdict"], "pass");
+  EXPECT_EQ(s["requirement"], "MUST");
+  EXPECT_EQ(s["measurements"],
+            json::parse(R"([{"name":"R_Key after dereg_mr and reg_mr","value":"new",)"
+                        R"("threshold":"a finding when it is the old one","finding":false}])"));
+  EXPECT_EQ(j["cases"].back()["measurements"], s["measurements"]);
+  EXPECT_EQ(j["cases"][0]["measurements"], json::array());
+}
+
 }  // namespace
 }  // namespace roceconf::report

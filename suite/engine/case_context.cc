@@ -229,6 +229,10 @@ void CaseContext::note(std::string text) {
   evidence_.note(std::move(text));
 }
 
+void CaseContext::measure(report::Measurement m) {
+  evidence_.measure(std::move(m));
+}
+
 void CaseContext::close_all() {
   std::vector<Connection*> closing;  // DREQ sent
   for (auto& [name, c] : connections_) {

@@ -145,6 +145,8 @@ class CaseContext {
   [[noreturn]] void inconclusive(std::string reason);
   [[noreturn]] void error(std::string reason);  // the case itself is wrong
   void note(std::string text);
+  // A figure of a measuring case (name, value, threshold, finding): the result's measurements.
+  void measure(report::Measurement m);
 
   Addresses addresses() const;
   // Releases what the case left open on a shared target: DREQ for connections, destroy_qp for

@@ -53,9 +53,9 @@ std::vector<const CaseDef*> Catalogue::select(std::string_view glob) const {
 }
 
 void Catalogue::sort() {
-  static constexpr std::array<std::string_view, 17> kAreas = {
+  static constexpr std::array<std::string_view, 18> kAreas = {
       "cm", "cm-fault", "psn", "mtu", "pkey", "nak", "icrc", "header", "data",
-      "qp", "cq",       "ud",  "req", "cc",   "mw",  "ipv6", "scale"};
+      "qp", "cq",       "ud",  "req", "cc",   "mw",  "ipv6", "sec",    "scale"};
   const auto rank = [](const CaseDef& c) {
     const auto it = std::find(kAreas.begin(), kAreas.end(), c.area);
     return static_cast<std::size_t>(it - kAreas.begin());

@@ -1,5 +1,7 @@
 #include "suite/engine/evidence_recorder.h"
 
+#include <fmt/format.h>
+
 #include "suite/engine/annotator.h"
 #include "suite/engine/case_stop.h"
 
@@ -34,6 +36,11 @@ void EvidenceRecorder::record_frame(report::EventKind kind, std::string text, co
   flags.insert(flags.end(), std::make_move_iterator(more.begin()),
                std::make_move_iterator(more.end()));
   record(kind, std::move(text), std::move(frame), std::move(flags));
+}
+
+void EvidenceRecorder::measure(report::Measurement m) {
+  note(fmt::format("measured {}: {}{}", m.name, m.value, m.finding ? " (finding)" : ""));
+  result_.measurements.push_back(std::move(m));
 }
 
 void EvidenceRecorder::note(std::string text) {

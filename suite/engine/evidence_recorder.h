@@ -38,6 +38,8 @@ class EvidenceRecorder {
                     std::vector<std::uint8_t> frame, TimeNs time,
                     std::vector<std::string> more = {});
   void note(std::string text);
+  // A figure of a measuring case: kept in the result, and noted on the timeline.
+  void measure(report::Measurement m);
 
   // Verdicts: each throws CaseStop. A failure and an inconclusive end leave their reason on the
   // timeline too; a skip and an error (the case itself is wrong) only in the result.

@@ -220,6 +220,7 @@ class CmAgent {
   std::uint32_t tid_high_ = 0;
   std::uint32_t next_tid_ = 0;
   std::uint32_t gsi_psn_ = 0;
+  std::optional<std::uint32_t> last_psn_;  // sequential-psns: the last REP's Starting PSN
 
   std::map<std::uint64_t, ListenerCallbacks> listeners_;
   std::unordered_map<std::uint32_t, CmConnection> connections_;

@@ -96,11 +96,11 @@ void CmAgent::on_req(const Packet& p, const CmReq& req, std::uint16_t pkey_index
 
 const CmConnection* CmAgent::pending_passive() const {
   // The newest QP among the passive connections still waiting for their RTU.
-  const CmConnection* found = nullptr;
-  for (const auto& [id, c] : connections_) {
-    if (!c.active && awaiting_rtu(c.state) && (!found || c.qp_num > found->qp_num)) found = &c;
-  }
-  return found;
+  const auto by_age = nic_.device().qp_nums_by_age();
+  for (auto qp = by_age.rbegin(); qp != by_age.rend(); ++qp)
+    for (const auto& [id, c] : connections_)
+      if (!c.active && awaiting_rtu(c.state) && c.qp_num == *qp) return &c;
+  return nullptr;
 }
 
 void CmAgent::accept(const Packet& p, const CmReq& req, std::uint16_t pkey_index,
@@ -156,7 +156,15 @@ void CmAgent::accept(const Packet& p, const CmReq& req, std::uint16_t pkey_index
   c.qp_num = qp_num;
   c.remote_qpn = req.local_qpn;
   c.qp_type = type;
-  c.local_psn = shared ? shared->local_psn : static_cast<std::uint32_t>(random() & 0xFFFFFF);
+  if (shared) {
+    c.local_psn = shared->local_psn;
+  } else if (nic_.quirks().has(Quirk::kSequentialPsns)) {
+    // The sequential-psns defect: one more than the last connection's (a random first one).
+    if (!last_psn_) last_psn_ = static_cast<std::uint32_t>(random() & 0xFFFFFF);
+    c.local_psn = *last_psn_ = (*last_psn_ + 1) & 0xFFFFFF;
+  } else {
+    c.local_psn = static_cast<std::uint32_t>(random() & 0xFFFFFF);
+  }
   c.tid = reply_tid(p.mad->header.tid);
   c.cm_av = sender_av(port, p);
   c.pkey = pkey;

@@ -5,13 +5,29 @@
 
 namespace roceconf::target {
 
+namespace {
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
 Device::Device(DeviceConfig config)
     : attr_(config.attr),
       quirks_(config.quirks),
       port_(std::move(config.port)),
       mrs_(MrTable::Limits{config.attr.max_mr, config.attr.max_mr_size}),
       first_qpn_(std::clamp<std::uint32_t>(config.first_qpn, 2, 0xFFFFFF)),
-      next_qpn_(first_qpn_) {
+      next_qpn_(quirks_.has(Quirk::kSequentialQpns) ? first_qpn_ : 0) {
+  std::uint64_t seed = config.seed != 0 ? config.seed : attr_.node_guid * 0xD1B54A32D192ED03ULL;
+  for (auto& k : qpn_keys_) k = static_cast<std::uint32_t>(splitmix(seed));
+  const MrTable::KeyPolicy keys = quirks_.has(Quirk::kSequentialRkeys)
+                                      ? MrTable::KeyPolicy::kSequential
+                                  : quirks_.has(Quirk::kRkeyReuse) ? MrTable::KeyPolicy::kReuse
+                                                                   : MrTable::KeyPolicy::kRandom;
+  mrs_.set_key_policy(keys, splitmix(seed));
   mrs_.set_check_pd(!quirks_.has(Quirk::kPdUnchecked));
   mws_.set_quirks(quirks_);
   bool has_gid = false;
@@ -132,13 +148,22 @@ VerbsResult<std::uint32_t> Device::allocate_qpn(QpType type) {
     }
     return kGsiQpn;
   }
-  // Move forward through [first_qpn, 2^24), skipping live QPNs, so a destroyed QPN is not handed
-  // out again until the space wraps.
-  const std::uint32_t range = 0xFFFFFF - first_qpn_ + 1;
-  for (std::uint32_t tries = 0; tries < range; ++tries) {
-    const std::uint32_t qpn = next_qpn_;
-    next_qpn_ = next_qpn_ >= 0xFFFFFF ? first_qpn_ : next_qpn_ + 1;
-    if (!qps_.contains(qpn)) return qpn;
+  if (quirks_.has(Quirk::kSequentialQpns)) {
+    // Forward through [first_qpn, 2^24), skipping live QPNs.
+    const std::uint32_t range = 0xFFFFFF - first_qpn_ + 1;
+    for (std::uint32_t tries = 0; tries < range; ++tries) {
+      const std::uint32_t qpn = next_qpn_;
+      next_qpn_ = next_qpn_ >= 0xFFFFFF ? first_qpn_ : next_qpn_ + 1;
+      if (!qps_.contains(qpn)) return qpn;
+    }
+  } else {
+    // A counter through a keyed permutation of the 24-bit space: unpredictable to an off-path
+    // sender (ReDMArk), and a destroyed QPN does not come back until the counter wraps.
+    for (std::uint32_t tries = 0; tries <= 0xFFFFFF; ++tries) {
+      const std::uint32_t qpn = permute_qpn(next_qpn_);
+      next_qpn_ = (next_qpn_ + 1) & 0xFFFFFF;
+      if (qpn >= first_qpn_ && !qps_.contains(qpn)) return qpn;
+    }
   }
   return verbs_error(VerbsStatus::kNoMem, "create_qp: no free QP number in [{:#x}, 0xffffff]",
                      first_qpn_);
@@ -164,6 +189,7 @@ VerbsResult<Qp*> Device::create_qp(const QpInit& init) {
               quirks_.has(Quirk::kPostBeforeReady), quirks_.has(Quirk::kCqOverrunKeepsQp)});
   Qp* raw = qp.get();
   qps_[*qpn] = std::move(qp);
+  qp_age_[next_qp_serial_++] = *qpn;
   ++pd->second.qp_count;
   scq->attach();
   rcq->attach();
@@ -183,6 +209,7 @@ VerbsResult<void> Device::destroy_qp(std::uint32_t qp_num) {
   qp.recv_cq().detach();
   --pds_.at(qp.pd()).qp_count;
   mws_.qp_destroyed(qp_num);
+  std::erase_if(qp_age_, [&](const auto& entry) { return entry.second == qp_num; });
   qps_.erase(it);
   return {};
 }
@@ -247,6 +274,25 @@ std::vector<std::uint32_t> Device::cq_handles() const {
   std::vector<std::uint32_t> out;
   for (const auto& [h, cq] : cqs_) out.push_back(h);
   return out;
+}
+
+std::vector<std::uint32_t> Device::qp_nums_by_age() const {
+  std::vector<std::uint32_t> out;
+  for (const auto& [serial, n] : qp_age_) out.push_back(n);
+  return out;
+}
+
+std::uint32_t Device::permute_qpn(std::uint32_t counter) const {
+  // Each step is a bijection of [0, 2^24): key XOR, multiplication by an odd number, xorshift.
+  std::uint32_t x = counter & 0xFFFFFF;
+  for (const std::uint32_t k : qpn_keys_) {
+    x = (x ^ k) & 0xFFFFFF;
+    x = (x * 0x2C1B3Du) & 0xFFFFFF;
+    x ^= x >> 11;
+    x = (x * 0x9E3779u) & 0xFFFFFF;
+    x ^= x >> 7;
+  }
+  return x;
 }
 
 std::vector<std::uint32_t> Device::qp_nums() const {

@@ -12,6 +12,7 @@
 // live until destroyed through the Device.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -49,7 +50,11 @@ struct DeviceConfig {
   DeviceAttr attr;
   // An empty GID table gets the link-local GID of the MAC at index 0, as every RoCE port has.
   Port port;
+  // The lowest QPN handed out. QPNs are drawn from [first_qpn, 2^24) in a seeded random order
+  // that repeats none before the space is used up (one after the other under sequential-qpns).
   std::uint32_t first_qpn = 0x11;
+  // Seeds QPNs and memory keys; 0 derives one from the node GUID, so a run repeats exactly.
+  std::uint64_t seed = 0;
   Quirks quirks;  // the resource-level defects (CQ overflow, QP transitions)
 };
 
@@ -130,11 +135,14 @@ class Device {
   std::vector<std::uint32_t> pd_handles() const;
   std::vector<std::uint32_t> cq_handles() const;
   std::vector<std::uint32_t> qp_nums() const;
+  // Live QPNs, the oldest first.
+  std::vector<std::uint32_t> qp_nums_by_age() const;
   std::vector<std::uint32_t> mr_handles() const { return mrs_.handles(); }
   std::vector<std::uint32_t> mw_handles() const { return mws_.handles(); }
 
  private:
   VerbsResult<std::uint32_t> allocate_qpn(QpType type);
+  std::uint32_t permute_qpn(std::uint32_t counter) const;
 
   DeviceAttr attr_;
   Quirks quirks_;
@@ -153,7 +161,10 @@ class Device {
   std::uint32_t next_pd_ = 1;
   std::uint32_t next_cq_ = 1;
   std::uint32_t first_qpn_;
-  std::uint32_t next_qpn_;
+  std::uint32_t next_qpn_;  // sequential-qpns: the next candidate; else the counter permuted
+  std::array<std::uint32_t, 3> qpn_keys_{};        // the permutation's round keys
+  std::map<std::uint64_t, std::uint32_t> qp_age_;  // creation serial -> QPN
+  std::uint64_t next_qp_serial_ = 0;
 };
 
 }  // namespace roceconf::target

@@ -99,7 +99,7 @@ VerbsResult<Mr*> MrTable::reg(const MrInit& init) {
     mr->memory_ = init.buffer;
   }
 
-  // Lowest free slot; the key's index part must fit 24 bits.
+  // Lowest free slot (storage; the key is chosen apart unless keys are sequential).
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = *free_slots_.begin();
@@ -113,7 +113,8 @@ VerbsResult<Mr*> MrTable::reg(const MrInit& init) {
 
   mr->handle_ = next_handle_++;
   mr->pd_ = init.pd;
-  mr->key_ = slot << 8 | variants_[slot]++;
+  mr->key_ = new_key(slot);
+  by_key_[mr->key_] = slot;
   mr->access_ = init.access;
   if (init.iova) {
     mr->iova_ = *init.iova;
@@ -131,10 +132,50 @@ VerbsResult<Mr*> MrTable::reg(const MrInit& init) {
 VerbsResult<void> MrTable::dereg(std::uint32_t handle) {
   const auto it = by_handle_.find(handle);
   if (it == by_handle_.end()) return verbs_error(VerbsStatus::kNoEnt, "dereg_mr: no MR {}", handle);
+  const std::uint32_t key = slots_[it->second]->key_;
+  by_key_.erase(key);
+  if (policy_ == KeyPolicy::kReuse) {
+    reusable_.push_back(key);
+  } else {
+    retired_.push_back(key);
+    retired_set_.insert(key);
+    if (retired_.size() > kRetiredKeys) {
+      retired_set_.erase(retired_.front());
+      retired_.pop_front();
+    }
+  }
   slots_[it->second].reset();
   free_slots_.insert(it->second);
   by_handle_.erase(it);
   return {};
+}
+
+void MrTable::set_key_policy(KeyPolicy policy, std::uint64_t seed) {
+  policy_ = policy;
+  rng_ = seed;
+  reusable_.clear();
+}
+
+std::uint32_t MrTable::new_key(std::uint32_t slot) {
+  if (policy_ == KeyPolicy::kSequential) return slot << 8 | variants_[slot]++;
+  if (policy_ == KeyPolicy::kReuse && !reusable_.empty()) {
+    const std::uint32_t key = reusable_.back();
+    reusable_.pop_back();
+    return key;
+  }
+  // Below 2^31 (window keys have bit 31), index part nonzero, not live, not retired lately; at
+  // most max_mr + kRetiredKeys of the 2^31 are taken, so a draw almost never repeats.
+  for (;;) {
+    rng_ += 0x9E3779B97F4A7C15ULL;  // splitmix64
+    std::uint64_t z = rng_;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    const auto key = static_cast<std::uint32_t>(z) & 0x7FFFFFFFu;
+    if ((key >> 8) != 0 && !by_key_.contains(key) && !retired_set_.contains(key) &&
+        std::ranges::find(reusable_, key) == reusable_.end())
+      return key;
+  }
 }
 
 Mr* MrTable::find(std::uint32_t handle) {
@@ -148,10 +189,8 @@ const Mr* MrTable::find(std::uint32_t handle) const {
 }
 
 Mr* MrTable::find_key(std::uint32_t key) {
-  const std::uint32_t slot = key >> 8;
-  if (slot == 0 || slot >= slots_.size() || !slots_[slot]) return nullptr;
-  Mr* mr = slots_[slot].get();
-  return mr->key_ == key ? mr : nullptr;
+  const auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : slots_[it->second].get();
 }
 
 std::vector<std::uint32_t> MrTable::handles() const {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <expected>
 #include <map>
 #include <memory>
@@ -114,20 +115,30 @@ struct MrSpan {
 };
 using AccessResult = std::expected<MrSpan, AccessError>;
 
-// All MRs of a device. Keys are `slot index << 8 | variant` as real NICs build them (the index
-// finds the MR, the variant byte changes on every re-use of a slot, so a stale key misses).
+// All MRs of a device. Keys are random by default (seeded, so a run repeats): an off-path sender
+// cannot guess one from another (ReDMArk, USENIX Security 2021), and a deregistered key is not
+// handed out again for the next kRetiredKeys registrations. Bit 31 stays clear: window keys
+// (memory_window.h) have it set.
 class MrTable {
  public:
   struct Limits {
     std::uint32_t max_mr = 1u << 16;
     std::uint64_t max_mr_size = 1ull << 30;  // the target owns the bytes: keep them bounded
   };
+  enum class KeyPolicy : std::uint8_t {
+    kRandom,      // seeded random keys, none reused soon after its deregistration
+    kSequential,  // `slot index << 8 | variant`, lowest free slot first (sequential-rkeys)
+    kReuse,       // random, but a deregistered key goes to the next region (rkey-reuse)
+  };
+  static constexpr std::size_t kRetiredKeys = 4096;
   static constexpr std::uint64_t kFirstIova = 0x10000000;
 
   MrTable() : MrTable(Limits{}) {}
   explicit MrTable(Limits limits) : limits_(limits) {}
   // The pd-unchecked defect: keys of another PD's regions work.
   void set_check_pd(bool on) { check_pd_ = on; }
+  // How keys are chosen, for regions registered afterwards; `seed` restarts the random keys.
+  void set_key_policy(KeyPolicy policy, std::uint64_t seed);
 
   // EINVAL for unknown access bits, REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE (as
   // ib_check_mr_access), a zero or oversized length; ENOMEM when max_mr are live. The PD is not
@@ -158,11 +169,19 @@ class MrTable {
   AccessResult check(std::string_view key_name, std::uint32_t pd, std::uint32_t key,
                      std::uint64_t va, std::uint64_t len, AccessFlags needed);
 
+  std::uint32_t new_key(std::uint32_t slot);
+
   Limits limits_;
-  std::vector<std::unique_ptr<Mr>> slots_{1};         // slot 0 is never used: key 0 names nothing
-  std::vector<std::uint8_t> variants_{0};             // next variant byte per slot
+  std::vector<std::unique_ptr<Mr>> slots_{1};         // slot 0 is never used
+  std::vector<std::uint8_t> variants_{0};             // next variant byte per slot (sequential)
   std::set<std::uint32_t> free_slots_;                // released slots, reused lowest first
   std::map<std::uint32_t, std::uint32_t> by_handle_;  // handle -> slot
+  std::map<std::uint32_t, std::uint32_t> by_key_;     // live key -> slot
+  KeyPolicy policy_ = KeyPolicy::kRandom;
+  std::uint64_t rng_ = 0x5EC0DE5EEDULL;
+  std::deque<std::uint32_t> retired_;    // keys deregistered lately, oldest first
+  std::set<std::uint32_t> retired_set_;  // the same, for lookup
+  std::vector<std::uint32_t> reusable_;  // rkey-reuse: keys waiting for the next region
   std::uint32_t next_handle_ = 1;
   std::uint64_t next_iova_ = kFirstIova;
 };

@@ -126,7 +126,7 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
 
 Qp* Nic::newest_qp_of(const Packet& p) {
   // The qp0-accepted defect: QP number 0 falls through to the last QP connected to the sender.
-  const auto nums = device_.qp_nums();
+  const auto nums = device_.qp_nums_by_age();
   for (auto it = nums.rbegin(); it != nums.rend(); ++it) {
     Qp* qp = device_.qp(*it);
     const auto peer = gid_ipv4(qp->attr().ah_attr.dgid);

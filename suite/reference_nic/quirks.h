@@ -76,6 +76,10 @@ enum class Quirk : std::uint8_t {
   kGhostAckCompletes,          // an ACK for a PSN never sent completes every outstanding WR
   kCoalescedAckCompletesOne,   // one response completes at most one earlier WR
   kExceedsMaxRdAtomic,         // READs and atomics are sent beyond max_rd_atomic
+  kSequentialRkeys,            // R_Keys of successive regions differ by a constant step
+  kRkeyReuse,                  // a deregistered region's R_Key goes to the next region
+  kSequentialQpns,             // QPNs handed out one after the other
+  kSequentialPsns,             // the REPs' Starting PSNs count up by one per connection
   kMwRkeySurvivesRebind,       // a window's old R_Key still works after a rebind or invalidation
   kMwPdUnchecked,              // a type 1 window is reached through a QP of any PD
   kMwQpUnchecked,              // a type 2 window is reached through any QP

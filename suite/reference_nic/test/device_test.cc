@@ -104,19 +104,21 @@ TEST_F(DeviceTest, CreateLimits) {
   EXPECT_EQ(small.create_qp(rc_init(p, c->handle())).error().status, VerbsStatus::kNoMem);
 }
 
-TEST_F(DeviceTest, QpnsStartAt0x11AndStayUniqueAcrossAThousandCreates) {
+// QPNs are drawn in a seeded random order from [first_qpn, 2^24): no common step, no repeat
+// (also of destroyed ones), the same order for the same seed.
+TEST_F(DeviceTest, QpnsAreRandomAndStayUniqueAcrossAThousandCreates) {
   const std::uint32_t pd = *dev.alloc_pd();
   Cq* cq = *dev.create_cq(8);
   std::set<std::uint32_t> seen;
-  std::vector<std::uint32_t> live;
+  std::vector<std::uint32_t> live, order;
+  std::set<std::int64_t> steps;
   for (int i = 0; i < 1000; ++i) {
     auto qp = dev.create_qp(rc_init(pd, cq->handle()));
     ASSERT_TRUE(qp) << qp.error().message;
     const std::uint32_t qpn = (*qp)->qp_num();
-    if (i == 0) {
-      EXPECT_EQ(qpn, 0x11u);
-    }
-    EXPECT_GT(qpn, 1u);
+    if (!order.empty()) steps.insert(std::int64_t{qpn} - std::int64_t{order.back()});
+    order.push_back(qpn);
+    EXPECT_GE(qpn, 0x11u);
     EXPECT_LE(qpn, 0xFFFFFFu);
     EXPECT_TRUE(seen.insert(qpn).second) << "QPN " << qpn << " handed out twice";
     live.push_back(qpn);
@@ -127,7 +129,23 @@ TEST_F(DeviceTest, QpnsStartAt0x11AndStayUniqueAcrossAThousandCreates) {
     }
   }
   EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_GT(steps.size(), 990u);
   EXPECT_EQ(dev.qp_nums().size(), live.size());
+  EXPECT_EQ(dev.qp_nums_by_age(), live);  // oldest first
+  Device again;
+  const std::uint32_t p2 = *again.alloc_pd();
+  Cq* c2 = *again.create_cq(8);
+  EXPECT_EQ((*again.create_qp(rc_init(p2, c2->handle())))->qp_num(), order[0]);
+}
+
+TEST_F(DeviceTest, SequentialQpnsQuirkStartsAt0x11) {
+  DeviceConfig cfg;
+  cfg.quirks.set(Quirk::kSequentialQpns);
+  Device d(cfg);
+  const std::uint32_t pd = *d.alloc_pd();
+  Cq* cq = *d.create_cq(8);
+  EXPECT_EQ((*d.create_qp(rc_init(pd, cq->handle())))->qp_num(), 0x11u);
+  EXPECT_EQ((*d.create_qp(rc_init(pd, cq->handle())))->qp_num(), 0x12u);
 }
 
 TEST_F(DeviceTest, QpnAllocationWrapsAndSkipsLiveOnes) {
@@ -136,9 +154,12 @@ TEST_F(DeviceTest, QpnAllocationWrapsAndSkipsLiveOnes) {
   Device d(cfg);
   const std::uint32_t pd = *d.alloc_pd();
   Cq* cq = *d.create_cq(8);
-  EXPECT_EQ((*d.create_qp(rc_init(pd, cq->handle())))->qp_num(), 0xFFFFFEu);
-  EXPECT_EQ((*d.create_qp(rc_init(pd, cq->handle())))->qp_num(), 0xFFFFFFu);
-  // Wraps back to the first QPN; both are live, so there is none left.
+  // In some order: the only two QPNs from first_qpn up.
+  std::set<std::uint32_t> got;
+  got.insert((*d.create_qp(rc_init(pd, cq->handle())))->qp_num());
+  got.insert((*d.create_qp(rc_init(pd, cq->handle())))->qp_num());
+  EXPECT_EQ(got, (std::set<std::uint32_t>{0xFFFFFE, 0xFFFFFF}));
+  // Both are live, so there is none left.
   auto full = d.create_qp(rc_init(pd, cq->handle()));
   ASSERT_FALSE(full);
   EXPECT_EQ(full.error().status, VerbsStatus::kNoMem);
@@ -155,7 +176,7 @@ TEST_F(DeviceTest, Qp1IsTheGsiQp) {
   EXPECT_EQ((*g)->qp_num(), 1u);
   EXPECT_EQ(dev.create_qp(gsi).error().status, VerbsStatus::kExist);
   // Ordinary QPs never get 0 or 1.
-  EXPECT_EQ((*dev.create_qp(rc_init(pd, cq->handle())))->qp_num(), 0x11u);
+  EXPECT_GE((*dev.create_qp(rc_init(pd, cq->handle())))->qp_num(), 0x11u);
   EXPECT_EQ(dev.qp(1), *g);
 }
 

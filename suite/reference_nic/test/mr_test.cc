@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 namespace roceconf::target {
 namespace {
@@ -23,7 +24,48 @@ class MrTest : public ::testing::Test {
   MrTable table;
 };
 
+// Default keys: seeded random below 2^31 (window keys have bit 31), none reused right after its
+// dereg_mr, the same sequence for the same seed.
+TEST_F(MrTest, KeysAreRandomAndNotReusedAfterDereg) {
+  std::vector<std::uint32_t> first;
+  std::set<std::uint32_t> retired;
+  for (int i = 0; i < 64; ++i) {
+    Mr* m = reg(1, 64, kLocalWrite);
+    first.push_back(m->rkey());
+    EXPECT_LT(m->rkey(), 0x80000000u);
+    EXPECT_NE(m->rkey() >> 8, 0u);
+    EXPECT_EQ(table.find_key(m->rkey()), m);
+  }
+  std::set<std::int64_t> steps;
+  for (std::size_t i = 1; i < first.size(); ++i)
+    steps.insert(std::int64_t{first[i]} - std::int64_t{first[i - 1]});
+  EXPECT_GT(steps.size(), 60u);  // no common step
+  for (std::uint32_t h = 1; h <= 64; ++h) {
+    retired.insert(table.find(h)->rkey());
+    ASSERT_TRUE(table.dereg(h));
+  }
+  for (int i = 0; i < 1000; ++i) {
+    Mr* m = reg(1, 64, kLocalWrite);
+    EXPECT_FALSE(retired.contains(m->rkey())) << i;
+    retired.insert(m->rkey());
+    ASSERT_TRUE(table.dereg(m->handle()));
+  }
+  MrTable again;
+  EXPECT_EQ((*again.reg(MrInit{1, 64, kLocalWrite, std::nullopt, {}}))->rkey(), first[0]);
+}
+
+// rkey-reuse: the key just deregistered goes to the next region.
+TEST_F(MrTest, ReusePolicyHandsTheOldKeyOn) {
+  table.set_key_policy(MrTable::KeyPolicy::kReuse, 7);
+  Mr* a = reg(1, 64, kLocalWrite);
+  const std::uint32_t old_key = a->rkey();
+  ASSERT_TRUE(table.dereg(a->handle()));
+  EXPECT_EQ(reg(1, 64, kLocalWrite)->rkey(), old_key);
+}
+
+// sequential-rkeys: `slot << 8 | variant`, as many NICs build them.
 TEST_F(MrTest, KeysAreIndexShiftedWithVariantAndUnique) {
+  table.set_key_policy(MrTable::KeyPolicy::kSequential, 0);
   Mr* a = reg(1, 64, kLocalWrite);
   Mr* b = reg(1, 64, kLocalWrite);
   EXPECT_EQ(a->lkey() >> 8, 1u);
