@@ -246,15 +246,20 @@ TimeNs baseline_gap(CaseContext& ctx, WriteStream& s) {
   return *gap;
 }
 
+// The rate cases' start: the target streams its long WRITE; the packet gap before any CNP.
+TimeNs start_stream(CaseContext& ctx, WriteStream& s) {
+  step(ctx, fmt::format("the target streams an RDMA WRITE of {} packets", kStreamPackets));
+  s.start(kStreamPackets);
+  return baseline_gap(ctx, s);
+}
+
 void rate_cut_on_cnp(CaseContext& ctx) {
   ctx.require("control");
   ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   WriteStream s(ctx, c);
-  step(ctx, fmt::format("the target streams an RDMA WRITE of {} packets", kStreamPackets));
-  s.start(kStreamPackets);
-  const TimeNs before = baseline_gap(ctx, s);
+  const TimeNs before = start_stream(ctx, s);
   step(ctx, "a CNP to the streaming QP");
   const TimeNs t_cnp = ctx.now();
   inject_cnp(ctx, c);
@@ -281,8 +286,7 @@ void rate_recovers(CaseContext& ctx) {
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   WriteStream s(ctx, c);
-  s.start(kStreamPackets);
-  const TimeNs before = baseline_gap(ctx, s);
+  const TimeNs before = start_stream(ctx, s);
   step(ctx, "three CNPs to the streaming QP, 5 µs apart, then none");
   for (int i = 0; i < 3; ++i) {
     inject_cnp(ctx, c);
@@ -313,8 +317,7 @@ void invalid_cnps_change_nothing(CaseContext& ctx) {
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   WriteStream s(ctx, c);
-  s.start(kStreamPackets);
-  const TimeNs before = baseline_gap(ctx, s);
+  const TimeNs before = start_stream(ctx, s);
   step(ctx, "a CNP to another QP number, and one to this QP with a bad ICRC");
   const TimeNs t_cnp = ctx.now();
   inject_cnp(ctx, c, {{"dqpn", hex((c.remote_qpn + 0x101) & 0xFFFFFF)}});

@@ -163,14 +163,18 @@ void only_the_same_rep(CaseContext& ctx, Connection& c, const CmRep& rep, TimeNs
   }
 }
 
-void duplicate_req(CaseContext& ctx) {
-  ctx.require("responder");
-  Connection& c = ctx.new_connection("c");
+// A new connection c: its REQ, and the REP that must answer it.
+CmRep req_and_rep(CaseContext& ctx, Connection& c) {
   step(ctx, "REQ");
   ctx.cm_send(c, "REQ", {});
   step(ctx, "REP");
-  const Received first = expect_rep(ctx, c);
-  const CmRep rep = *cm_as<CmRep>(first);
+  return *cm_as<CmRep>(expect_rep(ctx, c));
+}
+
+void duplicate_req(CaseContext& ctx) {
+  ctx.require("responder");
+  Connection& c = ctx.new_connection("c");
+  const CmRep rep = req_and_rep(ctx, c);
   step(ctx, "the same REQ again (same TID, IDs, QPN and PSN)");
   ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
   step(ctx, "what answers the duplicate: the same REP, an MRA, or nothing");
@@ -183,11 +187,7 @@ constexpr int kStormReqs = 1000;
 
 void req_storm(CaseContext& ctx) {
   Connection& c = ctx.new_connection("c");
-  step(ctx, "REQ");
-  ctx.cm_send(c, "REQ", {});
-  step(ctx, "REP");
-  const Received first = expect_rep(ctx, c);
-  const CmRep rep = *cm_as<CmRep>(first);
+  const CmRep rep = req_and_rep(ctx, c);
   step(ctx, fmt::format("the same REQ {} times more (same TID, IDs, QPN and PSN)", kStormReqs));
   for (int i = 0; i < kStormReqs; ++i) ctx.cm_send(c, "REQ", {{"tid", hex(c.req_tid)}});
   step(ctx, "for 1 s: only the same REP again, MRAs, or nothing");
