@@ -68,8 +68,6 @@ std::size_t count_cnps(const std::vector<Received>& got, const Connection& c) {
 // ---- notification point: pacing ---------------------------------------------------------------
 
 void cnp_paced_burst(CaseContext& ctx) {
-  ctx.require("responder");
-  ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = ctx.new_connection("c");
   ctx.connect(c, {});
@@ -96,8 +94,6 @@ void cnp_paced_burst(CaseContext& ctx) {
 }
 
 void cnp_paced_two_qps(CaseContext& ctx) {
-  ctx.require("responder");
-  ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = ctx.new_connection("c");
   ctx.connect(c, {});
@@ -254,8 +250,6 @@ TimeNs start_stream(CaseContext& ctx, WriteStream& s) {
 }
 
 void rate_cut_on_cnp(CaseContext& ctx) {
-  ctx.require("control");
-  ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   WriteStream s(ctx, c);
@@ -281,8 +275,6 @@ void rate_cut_on_cnp(CaseContext& ctx) {
 }
 
 void rate_recovers(CaseContext& ctx) {
-  ctx.require("control");
-  ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   WriteStream s(ctx, c);
@@ -312,8 +304,6 @@ void rate_recovers(CaseContext& ctx) {
 }
 
 void invalid_cnps_change_nothing(CaseContext& ctx) {
-  ctx.require("control");
-  ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   WriteStream s(ctx, c);
@@ -337,8 +327,6 @@ void invalid_cnps_change_nothing(CaseContext& ctx) {
 }
 
 void cnp_slows_only_its_qp(CaseContext& ctx) {
-  ctx.require("control");
-  ctx.require("cc");
   const auto& cc = ctx.target().capabilities().congestion;
   Connection& c = stream_qp(ctx, "c");
   Connection& d = stream_qp(ctx, "d");
