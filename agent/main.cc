@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   ResponderConfig responder;
   app.add_option("--device", session.device, "RDMA device (ibv_devices), default: the first");
   app.add_option("--ib-port", port_num, "the device's port number")->check(CLI::Range(1, 255));
+  app.add_option("--kernel-log", session.kernel_log,
+                 "where the kernel_log op reads the host's kernel log records (default /dev/kmsg)");
   app.add_option("--listen", listen,
                  "responder: ADDR:PORT to accept rdma_cm connections on (rping's port is 7471); "
                  "repeat it for the IPv6 address ([ADDR]:PORT) of RoCEv2 over IPv6");

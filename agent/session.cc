@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "agent/identity.h"
+#include "agent/kmsg.h"
 #include "agent/request_fields.h"
 #include "agent/verbs_names.h"
 #include "control/lines.h"
@@ -847,6 +848,41 @@ class Ops {
     return {{"counters", out}};
   }
 
+  // The host's kernel log lines within the window (kmsg.h). No device needed: the log is the
+  // host's. now_unix_ns lets the tester place them on its own clock.
+  json kernel_log(const Fields& f) {
+    f.only(keys::kKernelLog);
+    KmsgWindow window;
+    window.since_unix_ns = static_cast<std::int64_t>(f.u("since_unix_ns", INT64_MAX, 0));
+    window.until_unix_ns = static_cast<std::int64_t>(f.u("until_unix_ns", INT64_MAX, INT64_MAX));
+    window.max_lines = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(f.u("max_lines", UINT32_MAX, 200), control::kMaxKernelLogLines));
+    if (window.since_unix_ns > window.until_unix_ns)
+      fail("kernel_log.since_unix_ns: {} is after until_unix_ns {}", window.since_unix_ns,
+           window.until_unix_ns);
+    json lines = json::array();
+    json out = {{"dropped", 0}, {"source", s_.options_.kernel_log}};
+    if (window.max_lines > 0) {
+      auto read = read_kernel_log(s_.options_.kernel_log, window);
+      if (!read) verbs_fail(read.error().error, read.error().message);
+      for (const KmsgLine& l : read->lines)
+        lines.push_back({{"unix_ns", l.unix_ns},
+                         {"text", l.record.text},
+                         {"priority", l.record.priority},
+                         {"seq", l.record.seq}});
+      out["dropped"] = read->dropped;
+      if (read->malformed > 0) {
+        out["malformed"] = read->malformed;
+        out["malformed_first"] = read->first_malformed;
+      }
+    }
+    out["lines"] = std::move(lines);
+    out["now_unix_ns"] = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    return out;
+  }
+
   json async_events(const Fields& f) {
     f.only(keys::kNone);
     ibv_context* c = ctx("async_events");
@@ -952,6 +988,7 @@ constexpr auto kOps = std::to_array<OpEntry>({{"hello", &Ops::hello},
                                               {"post_send", &Ops::post_send},
                                               {"post_recv", &Ops::post_recv},
                                               {"counters", &Ops::counters},
+                                              {"kernel_log", &Ops::kernel_log},
                                               {"async_events", &Ops::async_events},
                                               {"quirks", &Ops::quirks},
                                               {"cm_connect", &Ops::cm_connect},

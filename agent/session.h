@@ -26,6 +26,7 @@ namespace roceconf::agent {
 struct SessionOptions {
   std::string device;  // ibv device name (rxe0, mlx5_0); empty: the first one
   std::uint8_t port = 1;
+  std::string kernel_log = "/dev/kmsg";  // where kernel_log reads the host's kernel log
 };
 
 class Session {

@@ -98,6 +98,7 @@ class Client {
   Result<CountersReply> counters(std::optional<std::vector<std::string>> names = std::nullopt) {
     return call(Counters{std::move(names)});
   }
+  Result<KernelLogReply> kernel_log(const KernelLog& r) { return call(r); }
   Result<AsyncEventsReply> async_events() { return call(AsyncEvents{}); }
   Result<QuirksReply> quirks() { return call(Quirks{}); }
   Result<CmConnectReply> cm_connect(const CmConnect& r) { return call(r); }

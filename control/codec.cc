@@ -292,6 +292,15 @@ void read(const Fields& f, CountersReply& r) {
   const Fields c(f.at("counters"), f.path("counters"));
   for (const auto& [name, value] : f.at("counters").items()) r.counters[name] = u64(c, name);
 }
+void read(const Fields& f, KernelLogReply& r) {
+  r.lines = items<KernelLine>(f, "lines", [](const Fields& l) {
+    return KernelLine{static_cast<std::int64_t>(l.u("unix_ns", INT64_MAX)), l.text("text"),
+                      maybe<std::uint32_t>(l, "priority"), maybe<std::uint64_t>(l, "seq")};
+  });
+  r.dropped = maybe<std::uint64_t>(f, "dropped").value_or(0);
+  r.now_unix_ns = static_cast<std::int64_t>(f.u("now_unix_ns", INT64_MAX));
+  r.source = maybe_text(f, "source").value_or("");
+}
 void read(const Fields& f, AsyncEventsReply& r) {
   r.events = items<AsyncEvent>(f, "events", [](const Fields& e) {
     return AsyncEvent{e.text("event_type"), maybe<std::uint64_t>(e, "element")};
@@ -549,6 +558,13 @@ json encode(const Counters& r) {
   put(out, "names", r.names);
   return out;
 }
+json encode(const KernelLog& r) {
+  json out = request(KernelLog::kOp);
+  put(out, "since_unix_ns", r.since_unix_ns);
+  put(out, "until_unix_ns", r.until_unix_ns);
+  put(out, "max_lines", r.max_lines);
+  return out;
+}
 json encode(const AsyncEvents&) {
   return request(AsyncEvents::kOp);
 }
@@ -622,6 +638,7 @@ template std::expected<ModifyQpReply, std::string> decode(const json&, std::stri
 template std::expected<QueryQpReply, std::string> decode(const json&, std::string_view);
 template std::expected<PostReply, std::string> decode(const json&, std::string_view);
 template std::expected<CountersReply, std::string> decode(const json&, std::string_view);
+template std::expected<KernelLogReply, std::string> decode(const json&, std::string_view);
 template std::expected<AsyncEventsReply, std::string> decode(const json&, std::string_view);
 template std::expected<QuirksReply, std::string> decode(const json&, std::string_view);
 template std::expected<CmConnectReply, std::string> decode(const json&, std::string_view);

@@ -37,6 +37,7 @@ nlohmann::json encode(const DestroyQp&);
 nlohmann::json encode(const PostSend&);
 nlohmann::json encode(const PostRecv&);
 nlohmann::json encode(const Counters&);
+nlohmann::json encode(const KernelLog&);
 nlohmann::json encode(const AsyncEvents&);
 nlohmann::json encode(const Quirks&);
 nlohmann::json encode(const CmConnect&);

@@ -223,6 +223,21 @@ struct PostReply {
 struct CountersReply {
   std::map<std::string, std::uint64_t> counters{};
 };
+// One line of the device host's kernel log (kernel_log).
+struct KernelLine {
+  std::int64_t unix_ns = 0;  // the host's Unix time of the record (its monotonic stamp mapped)
+  std::string text{};
+  std::optional<std::uint32_t> priority{};  // syslog level 0-7 (facility dropped)
+  std::optional<std::uint64_t> seq{};       // the kernel's record sequence number
+};
+struct KernelLogReply {
+  std::vector<KernelLine> lines{};  // oldest first
+  std::uint64_t dropped = 0;        // lines of the window left out (max_lines), the oldest
+  // The host's Unix time when it answered: with the request's send and receive times the
+  // tester estimates the offset between the two clocks.
+  std::int64_t now_unix_ns = 0;
+  std::string source{};  // "/dev/kmsg", "event log", "none": where the lines came from
+};
 struct AsyncEventsReply {
   std::vector<AsyncEvent> events{};
   std::uint64_t dropped = 0;
@@ -395,6 +410,14 @@ struct Counters {
   static constexpr std::string_view kOp = "counters";
   using Reply = CountersReply;
   std::optional<std::vector<std::string>> names{};  // none: every counter
+};
+// The device host's kernel log lines within a window of the host's clock. An unset bound is
+// open; max_lines 0 reads no line (a clock probe: now_unix_ns only).
+struct KernelLog {
+  static constexpr std::string_view kOp = "kernel_log";
+  using Reply = KernelLogReply;
+  std::optional<std::int64_t> since_unix_ns{}, until_unix_ns{};
+  std::optional<std::uint32_t> max_lines{};  // 200 when not given, at most kMaxKernelLogLines
 };
 struct AsyncEvents {
   static constexpr std::string_view kOp = "async_events";

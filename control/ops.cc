@@ -6,21 +6,21 @@ namespace roceconf::control {
 namespace {
 
 constexpr auto kOpKeys = std::to_array<OpKeys>({
-    {"hello", keys::kNone},         {"capabilities", keys::kNone},
-    {"alloc_pd", keys::kNone},      {"dealloc_pd", keys::kPd},
-    {"reg_mr", keys::kRegMr},       {"dereg_mr", keys::kMrHandle},
-    {"write_mr", keys::kWriteMr},   {"read_mr", keys::kReadMr},
-    {"alloc_mw", keys::kAllocMw},   {"dealloc_mw", keys::kMw},
-    {"bind_mw", keys::kBindMw},     {"create_cq", keys::kCreateCq},
-    {"destroy_cq", keys::kCq},      {"req_notify_cq", keys::kReqNotifyCq},
-    {"poll_cq", keys::kPollCq},     {"cq_events", keys::kCqEvents},
-    {"create_qp", keys::kCreateQp}, {"modify_qp", keys::kModifyQp},
-    {"query_qp", keys::kQpNum},     {"destroy_qp", keys::kQpNum},
-    {"post_send", keys::kPost},     {"post_recv", keys::kPost},
-    {"counters", keys::kCounters},  {"async_events", keys::kNone},
-    {"quirks", keys::kNone},        {"cm_connect", keys::kCmConnect},
-    {"cm_status", keys::kQpNum},    {"cm_disconnect", keys::kQpNum},
-    {"reset", keys::kNone},
+    {"hello", keys::kNone},           {"capabilities", keys::kNone},
+    {"alloc_pd", keys::kNone},        {"dealloc_pd", keys::kPd},
+    {"reg_mr", keys::kRegMr},         {"dereg_mr", keys::kMrHandle},
+    {"write_mr", keys::kWriteMr},     {"read_mr", keys::kReadMr},
+    {"alloc_mw", keys::kAllocMw},     {"dealloc_mw", keys::kMw},
+    {"bind_mw", keys::kBindMw},       {"create_cq", keys::kCreateCq},
+    {"destroy_cq", keys::kCq},        {"req_notify_cq", keys::kReqNotifyCq},
+    {"poll_cq", keys::kPollCq},       {"cq_events", keys::kCqEvents},
+    {"create_qp", keys::kCreateQp},   {"modify_qp", keys::kModifyQp},
+    {"query_qp", keys::kQpNum},       {"destroy_qp", keys::kQpNum},
+    {"post_send", keys::kPost},       {"post_recv", keys::kPost},
+    {"counters", keys::kCounters},    {"kernel_log", keys::kKernelLog},
+    {"async_events", keys::kNone},    {"quirks", keys::kNone},
+    {"cm_connect", keys::kCmConnect}, {"cm_status", keys::kQpNum},
+    {"cm_disconnect", keys::kQpNum},  {"reset", keys::kNone},
 });
 
 constexpr bool same_order() {

@@ -16,13 +16,16 @@ inline constexpr int kProtocolVersion = 1;
 // cq_events waits at most this long for a first event.
 inline constexpr unsigned kMaxEventWaitMs = 1000;
 
+// kernel_log answers at most this many lines, whatever max_lines asks (the newest are kept).
+inline constexpr unsigned kMaxKernelLogLines = 1000;
+
 // Every op, in the order hello lists them.
 inline constexpr auto kOpNames = std::to_array<std::string_view>(
-    {"hello",      "capabilities",  "alloc_pd",  "dealloc_pd",    "reg_mr",    "dereg_mr",
-     "write_mr",   "read_mr",       "alloc_mw",  "dealloc_mw",    "bind_mw",   "create_cq",
-     "destroy_cq", "req_notify_cq", "poll_cq",   "cq_events",     "create_qp", "modify_qp",
-     "query_qp",   "destroy_qp",    "post_send", "post_recv",     "counters",  "async_events",
-     "quirks",     "cm_connect",    "cm_status", "cm_disconnect", "reset"});
+    {"hello",        "capabilities",  "alloc_pd",   "dealloc_pd", "reg_mr",        "dereg_mr",
+     "write_mr",     "read_mr",       "alloc_mw",   "dealloc_mw", "bind_mw",       "create_cq",
+     "destroy_cq",   "req_notify_cq", "poll_cq",    "cq_events",  "create_qp",     "modify_qp",
+     "query_qp",     "destroy_qp",    "post_send",  "post_recv",  "counters",      "kernel_log",
+     "async_events", "quirks",        "cm_connect", "cm_status",  "cm_disconnect", "reset"});
 
 // The request fields of each op (besides the envelope's "id" and "op").
 namespace keys {
@@ -50,6 +53,10 @@ inline constexpr auto kModifyQp = std::to_array<std::string_view>({"qp_num", "at
 inline constexpr auto kQpNum = std::to_array<std::string_view>({"qp_num"});
 inline constexpr auto kPost = std::to_array<std::string_view>({"qp_num", "wrs"});
 inline constexpr auto kCounters = std::to_array<std::string_view>({"names"});
+// The device host's kernel log lines stamped within [since, until] (the host's Unix time), the
+// newest max_lines of them.
+inline constexpr auto kKernelLog =
+    std::to_array<std::string_view>({"since_unix_ns", "until_unix_ns", "max_lines"});
 inline constexpr auto kCmConnect = std::to_array<std::string_view>(
     {"qp_num", "service_id", "port", "dgid", "dmac", "path_mtu", "starting_psn", "pkey",
      "responder_resources", "initiator_depth", "retry_count", "rnr_retry_count", "private_data",

@@ -90,6 +90,19 @@ overflow-wrap:anywhere}
 .ladder .failed .box{color:var(--fail);font-weight:600;border:1px solid var(--fail);
 background:#ffebe9}
 .ladder .note .box{color:var(--muted);font-style:italic}
+.ladder .ctr .box{margin-left:auto;border:1px solid #8250df;background:#fbefff;
+font-variant-numeric:tabular-nums}
+.ladder .klog .box{margin-left:auto;border-left:3px solid #bc4c00;background:#fff1e5;
+font-family:ui-monospace,monospace;font-size:12px}
+.ladder .legend{display:flex;flex-wrap:wrap;gap:4px 12px;font-size:11px;color:var(--muted);
+margin:0 0 4px 6.5em}
+.ladder .legend span::before{content:"";display:inline-block;width:10px;height:10px;
+margin-right:4px;vertical-align:-1px;border-radius:2px}
+.ladder .legend .lg-pkt::before{background:var(--sent)}
+.ladder .legend .lg-ctl::before{border:1px dashed var(--life);background:#fff8c5}
+.ladder .legend .lg-ctr::before{border:1px solid #8250df;background:#fbefff}
+.ladder .legend .lg-klog::before{border-left:3px solid #bc4c00;background:#fff1e5}
+.ladder .legend .lg-clock::before{display:none}
 .ladder .gap .box{margin:4px auto;color:var(--muted)}
 .ladder .step{display:block;font-size:11px;color:var(--muted);padding:0 12px}
 .ladder .box .step{padding:0}
@@ -210,6 +223,14 @@ void write_event(std::string& out, const Event& e, const CaseResult& c, bool sho
       cls = "note";
       body = fmt::format("<div class=\"box\">{}{}{}</div>", esc(e.text), tags(e), step);
       break;
+    case EventKind::kCounter:
+      cls = "ctr";
+      body = fmt::format("<div class=\"box\">Σ {}{}{}</div>", esc(e.text), tags(e), step);
+      break;
+    case EventKind::kKernelLog:
+      cls = "klog";
+      body = fmt::format("<div class=\"box\">⌁ {}{}{}</div>", esc(e.text), tags(e), step);
+      break;
   }
   out += fmt::format(
       "<li class=\"ev {}\" data-kind=\"{}\"><span class=\"t\">+{}</span><div "
@@ -224,7 +245,10 @@ void write_ladder(std::string& out, const CaseResult& c, std::size_t cap) {
   const std::size_t head = events.size() > cap ? cap / 2 : events.size();
   const std::size_t tail_from = events.size() > cap ? events.size() - (cap - head) : events.size();
   out +=
-      "<div class=\"ladder\"><div class=\"lanes\"><span></span><b><span>tester</span>"
+      "<div class=\"ladder\"><div class=\"legend\"><span class=\"lg-pkt\">packets</span>"
+      "<span class=\"lg-ctl\">control API</span><span class=\"lg-ctr\">counter changes</span>"
+      "<span class=\"lg-klog\">device kernel log</span><span class=\"lg-clock\">one clock: the "
+      "tester's</span></div><div class=\"lanes\"><span></span><b><span>tester</span>"
       "<span>target</span></b></div>\n<ol>\n";
   const std::string* last_step = nullptr;
   const auto emit = [&](const Event& e) {

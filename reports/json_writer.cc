@@ -19,6 +19,7 @@ Json event_json(const Event& e, std::int64_t case_start_ns) {
   j["analysis"] = e.analysis;
   if (e.kind == EventKind::kSent || e.kind == EventKind::kReceived)
     j["frame"] = hex_string(e.frame);
+  if (e.kind == EventKind::kKernelLog) j["host_unix_ns"] = e.host_unix_ns;
   return j;
 }
 
@@ -165,6 +166,11 @@ std::string to_json(const RunResult& run) {
   j["silence_ms"] = static_cast<double>(run.silence_ns) / 1e6;
   j["interrupted"] = run.interrupted;
   j["notes"] = run.notes;
+  if (run.host_clock.exchanges > 0)
+    j["host_clock"] = {{"offset_ns", run.host_clock.offset_ns},
+                       {"uncertainty_ns", run.host_clock.uncertainty_ns},
+                       {"exchanges", run.host_clock.exchanges},
+                       {"source", run.host_clock.source}};
   j["summary"] = counts_json(run.counts());
   Json areas = Json::object();
   for (const std::string& area : run.areas()) areas[area] = counts_json(run.counts(area));

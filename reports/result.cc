@@ -36,6 +36,10 @@ std::string_view event_kind_name(EventKind kind) {
       return "control";
     case EventKind::kNote:
       return "note";
+    case EventKind::kCounter:
+      return "counter";
+    case EventKind::kKernelLog:
+      return "kernel-log";
   }
   return "note";
 }

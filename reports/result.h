@@ -32,11 +32,14 @@ enum class EventKind : std::uint8_t {
   kSilenceOk,     // an expect-nothing window passed quietly
   kControl,       // a control-API exchange: CQE polled, QP state read, counter read, ...
   kNote,          // anything else worth seeing on the timeline (calibration, skip reason)
+  kCounter,       // a target counter that changed across the case: "rcv_packets +12 (40 → 52)"
+  kKernelLog,     // a line of the device host's kernel log within the case's window
 };
 
 std::string_view event_kind_name(EventKind kind);  // "sent", "received", "expect-met", ...
 
-// One entry of a case's timeline (the packet ladder). Packets and control events share it.
+// One entry of a case's timeline (the packet ladder). Packets, control events, counter changes
+// and kernel log lines share it, on the tester's clock.
 struct Event {
   std::int64_t unix_ns = 0;  // when it happened, nanoseconds since the Unix epoch
   EventKind kind = EventKind::kNote;
@@ -44,6 +47,9 @@ struct Event {
   std::string text;  // one line: "RC SEND_ONLY psn=+3 ackreq len=64", "poll_cq: SUCCESS RECV 64 B"
   std::vector<std::uint8_t> frame;    // the Ethernet frame for kSent / kReceived, else empty
   std::vector<std::string> analysis;  // flags from the analysis: "out-of-sequence", "nak", ...
+  // kKernelLog: the line's time on the device host's clock, before the shift onto the tester's
+  // (unix_ns); 0 for every other kind.
+  std::int64_t host_unix_ns = 0;
 };
 
 // A figure a measuring case reports (area sec), beside its verdict: what was measured, its value,
@@ -119,6 +125,16 @@ struct CatalogueInfo {
   int must_cases = 0;         // of which MUST
 };
 
+// The device host's clock against the tester's, from control exchanges (the host's now_unix_ns
+// against the midpoint of request and response): host = tester + offset_ns, within
+// ± uncertainty_ns. Kernel log lines are shifted by it onto the tester's clock.
+struct HostClock {
+  std::int64_t offset_ns = 0;
+  std::int64_t uncertainty_ns = 0;  // half the narrowest exchange's round trip
+  int exchanges = 0;                // exchanges the estimate was chosen from
+  std::string source;               // where the host's lines come from: "/dev/kmsg", "none"
+};
+
 struct RunResult {
   std::string tool = "roceconf";
   std::string version;
@@ -139,6 +155,7 @@ struct RunResult {
   // What the run learnt of the target and says once rather than in every case: "The target's
   // responder follows no RCNF convention ...: 55 cases that need it were skipped".
   std::vector<std::string> notes;
+  HostClock host_clock;  // exchanges == 0: not estimated (no kernel_log on the target)
   std::vector<CaseResult> cases;
 
   Counts counts() const;

@@ -122,6 +122,7 @@ TEST(Codec, EveryRequestWritesOnlyItsDeclaredFields) {
       encode(PostSend{0x11, {wr, SendWr{}}}),
       encode(PostRecv{0x11, {RecvWr{1, {{0x1000, 16, 7}}}, RecvWr{}}}),
       encode(Counters{std::vector<std::string>{"rx_packets"}}),
+      encode(KernelLog{1, 2, 3}),
       encode(AsyncEvents{}),
       encode(Quirks{}),
       encode(cm),

@@ -87,7 +87,9 @@ struct ReferenceTarget::State {
     while (pair.a->queued() > 0) (void)pair.a->receive(0);
     while (pair.b->queued() > 0) (void)pair.b->receive(0);
     loop = std::make_unique<target::NicLoop>(*pair.b, reference_nic_config(quirks, virtual_time));
-    api = std::make_unique<target::ControlApi>(loop->nic());
+    // kernel_log's now_unix_ns on the port's clock: the tester's own, so no offset.
+    api = std::make_unique<target::ControlApi>(loop->nic(),
+                                               [c = clock] { return c->unix_ns(c->now_ns()); });
     target::ResponderAppConfig config;
     config.port = service_port;
     if (stock_responder) config = target::ResponderAppConfig::stock(service_port);

@@ -63,7 +63,7 @@ TimeNs calibrate_rtt(Target& target, std::string& note) {
 }
 
 report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& timing,
-                            std::uint64_t seed) {
+                            std::uint64_t seed, CaseRecords* records) {
   report::CaseResult r;
   r.id = def.id;
   r.area = def.area;
@@ -88,6 +88,7 @@ report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& ti
   Clock& clock = target.port().clock();
   const TimeNs t0 = clock.now_ns();
   r.start_unix_ns = clock.unix_ns(t0);
+  if (records) records->begin(r);
   CaseContext ctx(target, timing, r, seed ^ fnv1a(def.id));
   try {
     // What the case declares it needs is checked before it runs, whatever language it is in.
@@ -109,6 +110,7 @@ report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& ti
     ctx.note(fmt::format("{} more frames arrived and were not recorded (at most {} a case)",
                          ctx.dropped_frames(), CaseContext::kMaxFrameEvents));
   r.duration_ns = clock.now_ns() - t0;
+  if (records) records->end(r);
   return r;
 }
 
@@ -128,6 +130,7 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
   std::ranges::copy_if(cases, std::back_inserter(order),
                        [](const CaseDef* c) { return static_cast<bool>(c->grade_run); });
   bool run_level_ran = false;
+  CaseRecords records(target);
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (options.interrupted && options.interrupted->load()) {
       result.interrupted = true;
@@ -135,7 +138,7 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
     }
     const CaseDef& def = *order[i];
     if (options.on_start) options.on_start(def, i, order.size());
-    report::CaseResult r = run_case(target, def, timing, options.seed);
+    report::CaseResult r = run_case(target, def, timing, options.seed, &records);
     if (def.grade_run) {
       def.grade_run(r, result.cases);
       run_level_ran = true;
@@ -144,6 +147,8 @@ void run_cases(Target& target, const std::vector<const CaseDef*>& cases, const R
     if (options.on_done) options.on_done(result.cases.back(), i, order.size());
   }
   result.notes = run_notes(target, result.cases);
+  std::ranges::move(records.notes(), std::back_inserter(result.notes));
+  result.host_clock = records.host_clock();
   if (!run_level_ran) {
     // The findings stay on the packets' events; say that no verdict weighed them.
     std::size_t packets = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reports/result.h"
+#include "suite/engine/case_records.h"
 #include "suite/engine/catalogue.h"
 #include "suite/engine/target.h"
 #include "suite/engine/timing.h"
@@ -29,9 +30,10 @@ struct RunOptions {
 // QP1. Zero (and `note` says why) when the target does not answer them.
 TimeNs calibrate_rtt(Target& target, std::string& note);
 
-// One case, start to end.
+// One case, start to end. With `records`, the case's timeline also gets the counters that
+// changed across it and the device host's kernel log lines of its window (case_records.h).
 report::CaseResult run_case(Target& target, const CaseDef& def, const Timing& timing,
-                            std::uint64_t seed);
+                            std::uint64_t seed, CaseRecords* records = nullptr);
 
 // What the run learnt of the target, said once for the run (RunResult::notes).
 std::vector<std::string> run_notes(const Target& target,

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -386,11 +388,13 @@ void update_status(const std::weak_ptr<CmStatusTable>& weak, std::uint32_t qp_nu
 
 class Ops {
  public:
-  Ops(Nic& nic, std::shared_ptr<CmStatusTable> cm_status, bool& reset_requested)
+  Ops(Nic& nic, std::shared_ptr<CmStatusTable> cm_status, bool& reset_requested,
+      const std::function<std::int64_t()>& unix_now)
       : nic_(nic),
         dev_(nic.device()),
         cm_status_(std::move(cm_status)),
-        reset_requested_(reset_requested) {}
+        reset_requested_(reset_requested),
+        unix_now_(unix_now) {}
 
   json hello(const Fields& f) {
     f.only(keys::kNone);
@@ -770,6 +774,18 @@ class Ops {
     return {{"counters", out}};
   }
 
+  // The reference NIC keeps no log of its own: no line is ever made up. The fields are still
+  // checked, and the clock is the one the owner runs the NIC on.
+  json kernel_log(const Fields& f) {
+    f.only(keys::kKernelLog);
+    const std::uint64_t since = f.u("since_unix_ns", INT64_MAX, 0);
+    const std::uint64_t until = f.u("until_unix_ns", INT64_MAX, INT64_MAX);
+    (void)f.u("max_lines", UINT32_MAX, 0);
+    if (since > until) fail("kernel_log: since_unix_ns {} is after until_unix_ns {}", since, until);
+    return {
+        {"lines", json::array()}, {"dropped", 0}, {"now_unix_ns", unix_now_()}, {"source", "none"}};
+  }
+
   json async_events(const Fields& f) {
     f.only(keys::kNone);
     json events = json::array();
@@ -837,6 +853,7 @@ class Ops {
   Device& dev_;
   std::shared_ptr<CmStatusTable> cm_status_;
   bool& reset_requested_;
+  const std::function<std::int64_t()>& unix_now_;
 };
 
 using Handler = json (Ops::*)(const Fields&);
@@ -868,6 +885,7 @@ constexpr auto kOps = std::to_array<OpEntry>({
     {"post_send", &Ops::post_send},
     {"post_recv", &Ops::post_recv},
     {"counters", &Ops::counters},
+    {"kernel_log", &Ops::kernel_log},
     {"async_events", &Ops::async_events},
     {"quirks", &Ops::quirks},
     {"cm_connect", &Ops::cm_connect},
@@ -879,7 +897,15 @@ static_assert(control::lists_every_op(kOps), "the reference target serves every 
 
 }  // namespace
 
-ControlApi::ControlApi(Nic& nic) : nic_(nic), cm_status_(std::make_shared<CmStatusTable>()) {}
+ControlApi::ControlApi(Nic& nic, std::function<std::int64_t()> unix_now)
+    : nic_(nic), cm_status_(std::make_shared<CmStatusTable>()), unix_now_(std::move(unix_now)) {
+  if (!unix_now_)
+    unix_now_ = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+}
 
 ControlApi::~ControlApi() = default;
 
@@ -910,7 +936,7 @@ json ControlApi::handle(const json& request) {
         known += fmt::format("{}{}", known.empty() ? "" : ", ", name);
       fail("unknown op '{}' (known: {})", op, known);
     }
-    Ops ops(nic_, cm_status_, reset_requested_);
+    Ops ops(nic_, cm_status_, reset_requested_, unix_now_);
     json result = (ops.*(entry->handler))(Fields(request, op, true));
     response["ok"] = true;
     response.update(result);

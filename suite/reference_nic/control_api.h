@@ -16,6 +16,8 @@
 // make handle() throw.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,7 +39,9 @@ class ControlApi {
   // Version of the request/response format, reported by hello.
   static constexpr int kProtocolVersion = control::kProtocolVersion;
 
-  explicit ControlApi(Nic& nic);
+  // `unix_now` is the clock kernel_log's now_unix_ns reads (the one the NIC runs on); empty: the
+  // system's real-time clock.
+  explicit ControlApi(Nic& nic, std::function<std::int64_t()> unix_now = {});
   ~ControlApi();
   ControlApi(const ControlApi&) = delete;
   ControlApi& operator=(const ControlApi&) = delete;
@@ -60,6 +64,7 @@ class ControlApi {
   // Shared with the connect callbacks the CM agent keeps (they hold it weakly): a callback that
   // fires after the API is gone changes nothing.
   std::shared_ptr<CmStatusTable> cm_status_;
+  std::function<std::int64_t()> unix_now_;
 };
 
 }  // namespace roceconf::target
