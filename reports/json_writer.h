@@ -21,15 +21,18 @@ namespace roceconf::report {
 // "sha256"}, "started", "evidence": {"path", "sha256" (of the closed pcapng file)}}, "filter"
 // (globs joined by spaces), "filters", "rerun_of", "started" (ISO-8601 UTC), "duration_s",
 // "rtt_us", "silence_ms", "interrupted", "notes" (what the run learnt of the target, each said
-// once), "summary": {"pass", "fail", "skip", "error",
-// "inconclusive", "total"}, "areas": {AREA: counts}, "cases": [{"id", "area", "title",
+// once), "host_clock" (when the target answers kernel_log): {"offset_ns" (device host clock minus
+// the tester's), "uncertainty_ns", "exchanges", "source"}, "summary": {"pass", "fail", "skip",
+// "error", "inconclusive", "total"}, "areas": {AREA: counts}, "cases": [{"id", "area", "title",
 // "description", "clause" (the human line), "citation" (clause numbers and statement IDs),
 // "rule", "release", "checked", "requirement", "needs", "source", "verdict", "reason",
 // "failed_step", "diffs": [{"field", "expected", "actual"}], "started", "duration_ms",
-// "events": [{"t_us" (from the case start), "kind", "step", "text", "analysis", "frame" (hex;
-// sent and received only)}], "grade" (pass, blocking, finding, waived, skipped), "waiver"
-// (when one applies): {"id", "until", "reason", "where"}}]}. Invalid UTF-8 in any text becomes
-// U+FFFD.
+// "events": [{"t_us" (from the case start, tester's clock), "kind" (sent, received, expect-met,
+// expect-failed, silence-ok, control, note, counter, kernel-log), "step", "text", "analysis",
+// "frame" (hex; sent and received only), "host_unix_ns" (kernel-log only: the line's time on the
+// device host's clock, before the shift)}], "grade" (pass, blocking, finding, waived, skipped),
+// "waiver" (when one applies): {"id", "until", "reason", "where"}}]}. Invalid UTF-8 in any text
+// becomes U+FFFD.
 std::string to_json(const RunResult& run);
 
 // {"pass", "fail", "skip", "error", "inconclusive", "total"}: the report's counts object (also

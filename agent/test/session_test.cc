@@ -3,6 +3,9 @@
 // validation reach the device and fail with ENODEV, naming why.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -174,6 +177,59 @@ TEST(AgentSession, HostPortForms) {
   EXPECT_FALSE(split_host_port("h:0", "--agent"));
   EXPECT_FALSE(split_host_port("h:70000", "--agent"));
   EXPECT_NE(split_host_port("h:x", "--agent").error().find("--agent"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roceconf::agent
+
+namespace roceconf::agent {
+namespace {
+
+// kernel_log needs no device: the host's log, here a file of kmsg records.
+TEST(AgentSession, KernelLogAnswersTheWindowsLines) {
+  const std::string path = ::testing::TempDir() + "agent_kmsg_records";
+  {
+    std::ofstream out(path);
+    out << "6,1,1000,-;rdma_rxe: loaded\n"
+        << "4,2,2000,-;rdma_rxe: bad ICRC from 192.0.2.1\n SUBSYSTEM=infiniband\n"
+        << "this is no record\n";
+  }
+  Session s({.device = "roceconf-no-such-device", .port = 1, .kernel_log = path});
+  const json all = json::parse(s.handle_line(R"({"id": 1, "op": "kernel_log"})"));
+  ASSERT_TRUE(all["ok"]) << all.dump();
+  ASSERT_EQ(all["lines"].size(), 2u);
+  EXPECT_EQ(all["lines"][1]["text"], "rdma_rxe: bad ICRC from 192.0.2.1");
+  EXPECT_EQ(all["lines"][1]["priority"], 4);
+  EXPECT_EQ(all["lines"][1]["seq"], 2);
+  const std::int64_t gap = all["lines"][1]["unix_ns"].get<std::int64_t>() -
+                           all["lines"][0]["unix_ns"].get<std::int64_t>();
+  EXPECT_NEAR(static_cast<double>(gap), 1e6, 1e5) << "1 ms apart on the monotonic stamps";
+  EXPECT_EQ(all["malformed"], 1);
+  EXPECT_NE(all["malformed_first"].get<std::string>().find("this is no record"),
+            std::string::npos);
+  EXPECT_EQ(all["source"], path);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  EXPECT_NEAR(static_cast<double>(all["now_unix_ns"].get<std::int64_t>()),
+              static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()),
+              5e9);
+
+  const std::int64_t second = all["lines"][1]["unix_ns"].get<std::int64_t>();
+  const json newest = json::parse(s.handle_line(
+      json{{"op", "kernel_log"}, {"since_unix_ns", second}, {"max_lines", 5}}.dump()));
+  ASSERT_EQ(newest["lines"].size(), 1u) << newest.dump();
+  const json one = json::parse(s.handle_line(R"({"op": "kernel_log", "max_lines": 1})"));
+  ASSERT_EQ(one["lines"].size(), 1u);
+  EXPECT_EQ(one["lines"][0]["seq"], 2) << "the newest is kept";
+  EXPECT_EQ(one["dropped"], 1);
+  const json probe = json::parse(s.handle_line(R"({"op": "kernel_log", "max_lines": 0})"));
+  EXPECT_TRUE(probe["lines"].empty());
+  EXPECT_TRUE(probe.contains("now_unix_ns"));
+
+  std::remove(path.c_str());
+  const json gone = json::parse(s.handle_line(R"({"op": "kernel_log"})"));
+  EXPECT_FALSE(gone["ok"]);
+  EXPECT_EQ(gone["errno"], "ENOENT");
+  EXPECT_NE(gone["error"].get<std::string>().find(path), std::string::npos);
 }
 
 }  // namespace

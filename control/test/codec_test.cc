@@ -266,6 +266,28 @@ TEST(Codec, ResponsesReadBackIntoTheirTypes) {
   EXPECT_EQ(describe(events->events[0]), R"({"element":2,"event_type":"CQ_ERR"})");
 }
 
+TEST(Codec, KernelLogReadsItsLinesAndTheHostsClock) {
+  EXPECT_EQ(encode(KernelLog{.since_unix_ns = 5, .max_lines = 0}),
+            (json{{"op", "kernel_log"}, {"since_unix_ns", 5}, {"max_lines", 0}}));
+  const auto log = decode<KernelLogReply>(
+      json::parse(R"({"lines":[{"unix_ns":1700000000000000001,"text":"rdma_rxe: bad ICRC",
+                  "priority":4,"seq":77},{"unix_ns":1700000000000000002,"text":"x"}],
+                  "dropped":3,"now_unix_ns":1700000000000000009,"source":"/dev/kmsg"})"),
+      "kernel_log");
+  ASSERT_TRUE(log) << log.error();
+  ASSERT_EQ(log->lines.size(), 2u);
+  EXPECT_EQ(log->lines[0].unix_ns, 1'700'000'000'000'000'001);
+  EXPECT_EQ(log->lines[0].priority, 4u);
+  EXPECT_EQ(log->lines[0].seq, 77u);
+  EXPECT_FALSE(log->lines[1].priority);
+  EXPECT_EQ(log->dropped, 3u);
+  EXPECT_EQ(log->now_unix_ns, 1'700'000'000'000'000'009);
+  EXPECT_EQ(log->source, "/dev/kmsg");
+  const auto no_clock = decode<KernelLogReply>(json{{"lines", json::array()}}, "kernel_log");
+  ASSERT_FALSE(no_clock) << "now_unix_ns is what places the lines";
+  EXPECT_NE(no_clock.error().find("now_unix_ns"), std::string::npos) << no_clock.error();
+}
+
 TEST(Codec, AMissingOrMalformedFieldNamesItsPath) {
   const auto missing =
       decode<PollCqReply>(json::parse(R"({"wc":[{"wr_id":1,"opcode":"RECV"}]})"), "poll_cq");

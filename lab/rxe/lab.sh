@@ -10,10 +10,13 @@
 #                        grade the guest: `agent` (default) through roceconf-agent (responder
 #                        convention and control API), `rping` against a stock rping listener
 #   lab.sh check         `roceconf compare --strict` of the last agent run with expected-verdicts.txt
+#   lab.sh timeline-check  the last agent run's HTML report in headless chromium: one case's
+#                        timeline shows packets, control events, counter changes and the guest's
+#                        kernel log lines on one clock
 #   lab.sh waiver-check  the cm/active-side-* cases with waivers.txt: exit 0, the waiver in every report
 #   lab.sh kill-test     kill a controller mid-run; the agent must free all its verbs resources
-#   lab.sh ci            build-image, up, run-suite, check, waiver-check, kill-test, down (down even
-#                        on failure)
+#   lab.sh ci            build-image, up, run-suite, check, timeline-check, waiver-check, kill-test,
+#                        down (down even on failure)
 #   lab.sh ssh [CMD]     a shell (or CMD) in the guest
 #
 # Environment: LAB_DIR (state: image, logs, reports; default /var/tmp/roceconf-lab),
@@ -209,6 +212,20 @@ up() {
   start_agent
 }
 
+# rxe's own QP messages (rxe_qp.c's debug prints in 6.1: "qp#17 state -> RTS", "qp#17 set resp
+# psn = ...") into the guest's kernel log, so a case that makes QPs through the agent has kernel
+# lines on its timeline. Only the control path: the data path's prints (rxe_resp.c, rxe_comp.c)
+# stay off, so the run's timing is unchanged.
+rxe_qp_messages() {
+  gssh 'f=/proc/dynamic_debug/control
+        if [ ! -w $f ]; then
+          mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+          f=/sys/kernel/debug/dynamic_debug/control
+        fi
+        echo "module rdma_rxe file rxe_qp.c +p" >$f' ||
+    say "warning: rxe's QP messages could not be turned on (dynamic debug): the guest's kernel log will have little on the timelines"
+}
+
 ensure_secret() {
   [[ -s $SECRET ]] && return 0
   mkdir -p "$RUN"
@@ -235,6 +252,7 @@ start_agent() {
   # REQ's REP came about 1 s late, after the cases' 200 ms window.
   gssh "ping -c 1 -W 2 $TESTER_IP >/dev/null && ping -6 -c 1 -W 2 $TESTER_IP6 >/dev/null" ||
     say "warning: the guest could not ping the tester ($TESTER_IP, $TESTER_IP6)"
+  rxe_qp_messages
   say "roceconf-agent runs in the guest (responder $GUEST_IP:$SERVICE_PORT and [$GUEST_IP6]:$SERVICE_PORT, control 127.0.0.1:$AGENT_PORT in $NS, secret $SECRET)"
 }
 
@@ -377,6 +395,40 @@ check() {
   fi
 }
 
+# The HTML report of the last agent run, rendered by headless chromium (as the report tests do):
+# one case's timeline must show the four records (packets, control-API events, counter changes,
+# the guest's kernel log lines) in time order on the tester's clock, and the JSON report must say
+# how the guest's clock was placed.
+timeline_check() {
+  local out=$LAB_DIR/report-agent rc=0
+  [[ -f $out/report.html ]] || die "no report in $out: run '$0 run-suite' first"
+  sh "$REPO/reports/test/render_in_chromium.sh" "$out/report.html" "$out/report.dom.html" || rc=$?
+  if [[ $rc -eq 77 ]]; then
+    say "timeline-check: SKIP (chromium is not installed)"
+    return 0
+  fi
+  [[ $rc -eq 0 ]] || { echo "lab: error: chromium could not render $out/report.html" >&2; return 1; }
+  python3 - "$out/report.json" <<'EOF' || return 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+clock = r.get("host_clock")
+kinds = {}
+for c in r["cases"]:
+    for e in c["events"]:
+        kinds[e["kind"]] = kinds.get(e["kind"], 0) + 1
+with_lines = sum(1 for c in r["cases"] if any(e["kind"] == "kernel-log" for e in c["events"]))
+print(f"lab: timeline records of the run: {dict(sorted(kinds.items()))}; "
+      f"{with_lines} cases with guest kernel lines")
+if not clock or clock.get("source") != "/dev/kmsg":
+    print(f"lab: error: the JSON report has no guest clock from /dev/kmsg: {clock}")
+    sys.exit(1)
+print(f"lab: guest clock = tester clock {clock['offset_ns'] / 1e6:+.3f} ms "
+      f"± {clock['uncertainty_ns'] / 1e6:.3f} ms ({clock['exchanges']} kernel_log exchanges)")
+EOF
+  python3 "$REPO/reports/test/timeline_kinds.py" "$out/report.dom.html" | sed 's/^/lab: timeline-check: /'
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || return 1
+}
+
 # The CM active-side cases with lab/rxe/waivers.txt: the one INCONCLUSIVE case (rdma_cm cannot set
 # per-connection CM timers) is waived, so the run exits 0 and every report shows the waiver.
 waiver_check() {
@@ -456,6 +508,7 @@ ci() {
   local t3=$SECONDS
   local rc=0
   check || rc=1
+  timeline_check || rc=1
   waiver_check || rc=1
   kill_test || rc=1
   down
@@ -473,12 +526,13 @@ case "$cmd" in
   status) status ;;
   run-suite) run_suite "$@" ;;
   check) check ;;
+  timeline-check) timeline_check ;;
   waiver-check) waiver_check ;;
   kill-test) kill_test ;;
   ci) ci ;;
   ssh) gssh "$@" ;;
   *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     [[ -z $cmd ]] || exit 2
     ;;
 esac

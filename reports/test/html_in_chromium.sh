@@ -41,5 +41,10 @@ expect "control event" 'poll_cq: SUCCESS RECV 64 B' "$tmp/case.html"
 expect "diff table" '<table class="diff">' "$tmp/case.html"
 expect "field diff text" 'bth.psn expected 0x000010 vs actual 0x000011' "$tmp/case.html"
 
+# The four records (packets, control events, counter changes, kernel log lines) on one timeline.
+if ! python3 "$here/timeline_kinds.py" "$tmp/dom.html" psn-gap-naks-once; then
+  failures=$((failures + 1))
+fi
+
 [ $failures -eq 0 ] || exit 1
 echo "OK: chromium rendered the report ($(wc -c <"$tmp/dom.html") bytes of DOM)"

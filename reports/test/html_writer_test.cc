@@ -89,6 +89,20 @@ TEST(HtmlWriter, FailingCaseOpenWithDiffAndLadder) {
   EXPECT_LT(ladder.find("+10.0 µs"), met);
   EXPECT_LT(met, ack);
   EXPECT_LT(ack, ladder.find("+310.0 µs"));
+  // The counter change and the kernel line: kinds of their own, on the same clock, named by the
+  // legend.
+  EXPECT_NE(ladder.find("<li class=\"ev klog\" data-kind=\"kernel-log\"><span "
+                        "class=\"t\">+315.0 µs</span>"),
+            std::string::npos)
+      << ladder;
+  EXPECT_NE(ladder.find("<li class=\"ev ctr\" data-kind=\"counter\"><span "
+                        "class=\"t\">+320.0 µs</span>"),
+            std::string::npos);
+  EXPECT_NE(ladder.find("rcv_packets +2 (40 → 42)"), std::string::npos);
+  EXPECT_LT(ladder.find("+310.0 µs"), ladder.find("rdma_rxe: qp#18 moved to error state"));
+  const std::string legend = slice(ladder, "<div class=\"legend\">", "</div>");
+  for (const char* record : {"packets", "control API", "counter changes", "device kernel log"})
+    EXPECT_NE(legend.find(record), std::string::npos) << record;
 }
 
 TEST(HtmlWriter, CitationRuleAndTraceabilityAppendix) {

@@ -96,7 +96,7 @@ TEST(JsonWriter, FailingCaseDiffsAndEvents) {
                                              "actual":"0x000011"})"));
   EXPECT_DOUBLE_EQ(c["duration_ms"].get<double>(), 2.5);
   const json& events = c["events"];
-  ASSERT_EQ(events.size(), 9u);
+  ASSERT_EQ(events.size(), 11u);
   // Time order, relative to the case start.
   double last = -1;
   for (const json& e : events) {
@@ -113,6 +113,12 @@ TEST(JsonWriter, FailingCaseDiffsAndEvents) {
   EXPECT_EQ(events[3]["analysis"], json::array({"ack"}));
   EXPECT_EQ(events[3]["step"], "cases/psn/gap-naks-once.rcase:8");
   EXPECT_EQ(events[7]["kind"], "control");
+  EXPECT_EQ(events[9]["kind"], "kernel-log");
+  EXPECT_EQ(events[9]["host_unix_ns"].get<std::int64_t>() - test::kT0, 315'000 + 1'500'000)
+      << "the host's own time of the line is kept";
+  EXPECT_EQ(events[10]["kind"], "counter");
+  EXPECT_EQ(events[10]["text"], "rcv_packets +2 (40 → 42)");
+  EXPECT_FALSE(events[10].contains("host_unix_ns"));
 }
 
 TEST(JsonWriter, InvalidUtf8IsReplacedNotThrown) {

@@ -75,6 +75,11 @@ TEST(JunitWriter, CaseElements) {
   EXPECT_NE(xml.find("<property name=\"target.kind\" value=\"reference\"/>"), std::string::npos);
   EXPECT_NE(xml.find("<property name=\"target.quirks\" value=\"psn-gap-ack\"/>"),
             std::string::npos);
+  // The failing case's timeline text carries the four records.
+  EXPECT_NE(xml.find("+300.0us control poll_cq: SUCCESS RECV 64 B"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("+315.0us kernel-log rdma_rxe: qp#18 moved to error state [warn]\n"),
+            std::string::npos);
+  EXPECT_NE(xml.find("+320.0us counter rcv_packets +2 (40 → 42)\n"), std::string::npos);
 }
 
 TEST(JunitWriter, CitationAsTestcaseProperties) {

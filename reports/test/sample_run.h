@@ -1,5 +1,6 @@
 // A small run for the report tests and the browser check: one case of each verdict, the failing
-// one with field diffs and a timeline of frames, control events and expectations.
+// one with field diffs and a timeline of frames, control events, expectations, a counter change
+// and a kernel log line.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +59,11 @@ inline CaseResult failing_case() {
       event(121, EventKind::kExpectFailed, rc + "9", "expected NAK psn=0x000010, got ACK"),
       event(300, EventKind::kControl, rc + "10", "poll_cq: SUCCESS RECV 64 B"),
       event(310, EventKind::kControl, rc + "11", "query_qp: RTS"),
+      event(315, EventKind::kKernelLog, "", "rdma_rxe: qp#18 moved to error state", {}, {"warn"}),
+      event(320, EventKind::kCounter, "", "rcv_packets +2 (40 → 42)"),
   };
+  // The kernel line as the device host stamped it: its clock 1.5 ms ahead.
+  c.events[9].host_unix_ns = c.events[9].unix_ns + 1'500'000;
   return c;
 }
 

@@ -117,6 +117,25 @@ TEST_F(ControlClientTest, CountersQuirksAndEventsReadBack) {
   EXPECT_TRUE(ok(client_.async_events()).events.empty());
 }
 
+// The reference NIC keeps no kernel log: kernel_log answers no line (never a made-up one), says
+// so in `source`, and gives the clock the API was built with.
+TEST_F(ControlClientTest, KernelLogHasNoLinesAndTheNicsClock) {
+  Nic nic(NicConfig{}, [](std::span<const std::uint8_t>) {});
+  ControlApi api(nic, [] { return std::int64_t{1'700'000'000'000'000'000}; });
+  ctl::Client client([&](const nlohmann::json& r) -> std::expected<nlohmann::json, std::string> {
+    return api.handle(r);
+  });
+  const auto log = ok(client.kernel_log({.since_unix_ns = 0, .max_lines = 10}));
+  EXPECT_TRUE(log.lines.empty());
+  EXPECT_EQ(log.source, "none");
+  EXPECT_EQ(log.now_unix_ns, 1'700'000'000'000'000'000);
+  const auto backwards = client.kernel_log({.since_unix_ns = 10, .until_unix_ns = 5});
+  ASSERT_FALSE(backwards);
+  EXPECT_NE(backwards.error().message.find("after until_unix_ns"), std::string::npos);
+  EXPECT_GT(ok(client_.kernel_log({})).now_unix_ns, 1'600'000'000'000'000'000)
+      << "without a clock given: the real-time clock";
+}
+
 // The fields each op takes are control/ops.h's (roceconf-agent's session test checks the same
 // lists): a declared field is never "unknown", anything else is.
 TEST_F(ControlClientTest, TheApiTakesExactlyTheDeclaredFields) {
