@@ -97,7 +97,10 @@ int run_soak_command(const SoakArgs& args) {
   fmt::print("snapshots:  {}\n", args.snapshots);
   if (!r.divergence) {
     fmt::print("divergences: 0\n");
-    return kExitOk;
+    if (r.interrupted)
+      fmt::print(stderr, "roceconf: interrupted: the snapshots hold what ran ({} operations)\n",
+                 r.ops);
+    return r.interrupted ? 1 : kExitOk;
   }
   const soak::Divergence& d = *r.divergence;
   if (auto ok = report::write_file_atomic(args.reproducer, d.script); !ok)

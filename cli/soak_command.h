@@ -11,8 +11,9 @@ class App;
 
 namespace roceconf::cli {
 
-// Exit status: 0 when the soak ran to its bound (or Ctrl-C) without a divergence, 1 when it
-// found one (the reproducer is written), 2 for usage and set-up errors.
+// Exit status: 0 when the soak ran to its bound without a divergence, 1 when it found one (the
+// reproducer is written) or was interrupted (the snapshots hold what ran), 2 for usage and
+// set-up errors.
 void add_soak_command(CLI::App& app, std::function<int()>& run);
 
 }  // namespace roceconf::cli

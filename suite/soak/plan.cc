@@ -11,6 +11,8 @@ std::string_view op_kind_name(OpKind kind) {
       return "INIT";
     case OpKind::kInitWords:
       return "INIT_WORDS";
+    case OpKind::kVerify:
+      return "VERIFY";
     case OpKind::kSend:
       return "SEND";
     case OpKind::kSendImm:
@@ -163,6 +165,9 @@ std::vector<Op> generate(const Layout& layout, const Mix& mix, std::uint32_t bat
       ops.push_back(op);
     }
   }
+  ++batch;
+  for (std::uint8_t c = 0; c < conns; ++c)
+    ops.push_back({.batch = batch, .conn = c, .kind = OpKind::kVerify});
   return ops;
 }
 

@@ -16,6 +16,7 @@ enum class OpKind : std::uint8_t {
   // The tester as requester, the target as responder.
   kInit,       // a WRITE over the data area's first `len` bytes (0: all of it)
   kInitWords,  // zeros over the atomic words
+  kVerify,     // READs of the whole data area, every byte against the model
   kSend,       // SEND (segmented at the path MTU)
   kSendImm,    // SEND with immediate
   kWrite,      // RDMA WRITE
@@ -66,9 +67,10 @@ struct Mix {
   bool faults = true;      // duplicates and PSN gaps
 };
 
-// `batches` batches of random operations: each connection's first operation is its kInit; then
-// each batch gives a random subset of the connections one operation each (sizes around the
-// path MTU's boundaries), and with control sometimes a target operation.
+// `batches` batches of random operations: each connection's first operations are its kInit and
+// kInitWords; then each batch gives a random subset of the connections one operation each
+// (sizes around the path MTU's boundaries), and with control sometimes a target operation; last,
+// a kVerify of every connection.
 std::vector<Op> generate(const Layout& layout, const Mix& mix, std::uint32_t batches,
                          std::mt19937_64& random);
 

@@ -15,6 +15,7 @@ constexpr std::uint32_t kPsnMask = 0xFFFFFF;
 constexpr std::uint32_t kRecvRefill = 16;     // receives posted when a control QP runs out
 constexpr std::uint64_t kTesterVa = 0x10000;  // where the target's RDMA requests point
 constexpr std::uint32_t kTesterRkey = 0x1234;
+constexpr std::uint32_t kVerifyChunk = 16 * 1024;
 
 std::uint32_t packets(std::uint32_t len, std::uint32_t pmtu) {
   return len == 0 ? 1 : (len + pmtu - 1) / pmtu;
@@ -68,9 +69,21 @@ class Renderer {
     line("level: MUST", -1);
     line(layout_.control ? "needs: control" : "needs: responder", -1);
     std::size_t i = 0;
+    out_.receives_posted.assign(ops_.size(), 0);
+    out_.gaps_open.assign(ops_.size(), 0);
     while (i < ops_.size()) {
       std::size_t end = i;
       while (end < ops_.size() && ops_[end].batch == ops_[i].batch) ++end;
+      std::uint32_t posted = 0, gaps = 0;
+      for (const Model& m : models_) {
+        if (!m.opened) continue;
+        posted += layout_.control ? m.posted : 0;
+        gaps += m.nak_pending ? 1 : 0;
+      }
+      for (std::size_t k = i; k < end; ++k) {
+        out_.receives_posted[k] = posted;
+        out_.gaps_open[k] = gaps;
+      }
       batch(i, end);
       i = end;
     }
@@ -222,6 +235,22 @@ class Renderer {
         m.nak_pending = false;
         std::ranges::fill(m.words, std::uint64_t{0});
         out_.payload += words;
+        return true;
+      }
+      case OpKind::kVerify: {
+        // The whole data area read back in READs of at most 16 KiB, each byte as the model has
+        // it. Its PSNs and MSNs count like any READ's.
+        const std::uint32_t data = layout_.data_area();
+        for (std::uint32_t at = 0; at < data; at += kVerifyChunk) {
+          const std::uint32_t len = std::min(kVerifyChunk, data - at);
+          // One READ at a time: a responder may take a single READ in flight.
+          sends.push_back(
+              fmt::format("send {} READ psn={} offset={} len={}", c, m.next_psn, at, len));
+          read_responses(m, c, m.next_psn, at, len, sends);
+          m.next_psn += packets(len, m.pmtu);
+          m.msn = (m.msn + 1) & kPsnMask;
+        }
+        m.nak_pending = false;
         return true;
       }
       case OpKind::kSend:

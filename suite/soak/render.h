@@ -18,6 +18,9 @@ struct Rendered {
   std::string text;           // a whole case script
   std::vector<int> line_op;   // per line of `text` (line 1 at index 0): its op's index, or -1
   std::uint64_t payload = 0;  // bytes of data the operations move (for throughput)
+  // Per op, as its batch starts: receives posted on the target's QPs and not yet consumed (the
+  // model's count; control QPs only), and connections with a PSN gap not yet filled.
+  std::vector<std::uint32_t> receives_posted, gaps_open;
 };
 
 struct Header {

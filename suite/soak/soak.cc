@@ -65,7 +65,7 @@ std::string signature(const std::string& failed_step) {
 
 // Whether an operation counts as traffic (the set-up writes do not).
 bool counts(const Op& op) {
-  return op.kind != OpKind::kInit && op.kind != OpKind::kInitWords;
+  return op.kind != OpKind::kInit && op.kind != OpKind::kInitWords && op.kind != OpKind::kVerify;
 }
 
 std::size_t step_count(const std::string& script) {
@@ -206,7 +206,9 @@ class Shrinker {
         for (const std::uint32_t len : {1u, 16u}) {
           // An INIT of length 0 covers the whole data area.
           const bool whole = ops[i].kind == OpKind::kInit && ops[i].len == 0;
-          if (ops[i].kind == OpKind::kInitWords || (!whole && ops[i].len <= len)) continue;
+          if (ops[i].kind == OpKind::kInitWords || ops[i].kind == OpKind::kVerify ||
+              (!whole && ops[i].len <= len))
+            continue;
           std::vector<Op> shorter = ops;
           shorter[i].len = len;
           if (attempt(std::move(shorter))) break;
@@ -310,7 +312,8 @@ SoakResult run_soak(engine::Target& target, const SoakOptions& options,
   auto last_snapshot = t0;
   std::uint64_t snapshot_ops = 0;
   double snapshot_t = 0;
-  const auto snapshot = [&](engine::CaseContext* ctx, const Layout& layout, bool final) {
+  const auto snapshot = [&](engine::CaseContext* ctx, const Layout& layout,
+                            const Rendered* rendered, int op, bool final) {
     const double t = since(t0);
     nlohmann::json j;
     j["t_s"] = std::round(t * 1000) / 1000;
@@ -323,6 +326,9 @@ SoakResult run_soak(engine::Target& target, const SoakOptions& options,
     j["divergences"] = result.divergence ? 1 : 0;
     j["rss_kib"] = rss_kib();
     if (final) j["final"] = true;
+    if (rendered && op >= 0 && static_cast<std::size_t>(op) < rendered->receives_posted.size())
+      j["outstanding"] = {{"receives_posted", rendered->receives_posted[op]},
+                          {"psn_gaps_open", rendered->gaps_open[op]}};
     if (ctx) {
       nlohmann::json conns = nlohmann::json::array();
       for (std::size_t i = 0; i < layout.pmtus.size(); ++i) {
@@ -369,7 +375,7 @@ SoakResult run_soak(engine::Target& target, const SoakOptions& options,
     if (opts.ops && result.ops >= *opts.ops) return true;
     return false;
   };
-  snapshot(nullptr, *base, false);
+  snapshot(nullptr, *base, nullptr, -1, false);
   while (!bounded()) {
     const std::uint64_t episode_seed = mix64(opts.seed ^ mix64(result.episodes + 1));
     std::mt19937_64 random(episode_seed);
@@ -390,7 +396,7 @@ SoakResult run_soak(engine::Target& target, const SoakOptions& options,
                                               reached = std::max(reached, op - 1);
                                               if (bounded()) return false;
                                               if (since(last_snapshot) >= opts.snapshot_every_s)
-                                                snapshot(&ctx, layout, false);
+                                                snapshot(&ctx, layout, &rendered, op, false);
                                               return true;
                                             });
     const report::CaseResult r = engine::run_case(target, def, opts.timing, opts.seed);
@@ -464,7 +470,7 @@ SoakResult run_soak(engine::Target& target, const SoakOptions& options,
     result.divergence = std::move(d);
     break;
   }
-  snapshot(nullptr, *base, true);
+  snapshot(nullptr, *base, nullptr, -1, true);
   return result;
 }
 
