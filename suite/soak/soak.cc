@@ -139,32 +139,6 @@ void compact_connections(Layout& layout, std::vector<Op>& ops) {
 
 class Shrinker {
  public:
-  // ddmin: drop ever smaller chunks while the rest still fails.
-  std::vector<Op> ddmin(std::vector<Op> ops) {
-    std::size_t n = 2;
-    while (ops.size() >= 2) {
-      const std::size_t chunk = (ops.size() + n - 1) / n;
-      bool reduced = false;
-      for (std::size_t start = 0; start < ops.size(); start += chunk) {
-        std::vector<Op> rest(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(start));
-        rest.insert(rest.end(),
-                    ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), start + chunk)),
-                    ops.end());
-        if (fails(rest, layout_)) {
-          ops = std::move(rest);
-          n = std::max<std::size_t>(n - 1, 2);
-          reduced = true;
-          break;
-        }
-      }
-      if (!reduced) {
-        if (n >= ops.size()) break;
-        n = std::min(n * 2, ops.size());
-      }
-    }
-    return ops;
-  }
-
   Shrinker(engine::Target& target, const SoakOptions& options, Layout layout, std::string sig)
       : target_(target), options_(options), layout_(std::move(layout)), sig_(std::move(sig)) {}
 
@@ -249,6 +223,32 @@ class Shrinker {
   }
 
  private:
+  // ddmin: drop ever smaller chunks while the rest still fails.
+  std::vector<Op> ddmin(std::vector<Op> ops) {
+    std::size_t n = 2;
+    while (ops.size() >= 2) {
+      const std::size_t chunk = (ops.size() + n - 1) / n;
+      bool reduced = false;
+      for (std::size_t start = 0; start < ops.size(); start += chunk) {
+        std::vector<Op> rest(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(start));
+        rest.insert(rest.end(),
+                    ops.begin() + static_cast<std::ptrdiff_t>(std::min(ops.size(), start + chunk)),
+                    ops.end());
+        if (fails(rest, layout_)) {
+          ops = std::move(rest);
+          n = std::max<std::size_t>(n - 1, 2);
+          reduced = true;
+          break;
+        }
+      }
+      if (!reduced) {
+        if (n >= ops.size()) break;
+        n = std::min(n * 2, ops.size());
+      }
+    }
+    return ops;
+  }
+
   engine::Target& target_;
   const SoakOptions& options_;
   Layout layout_;
