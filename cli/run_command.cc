@@ -217,7 +217,7 @@ int list_cases(const std::vector<const engine::CaseDef*>& cases, const std::stri
 
 // --cases: loads the Python cases into this process (bindings/embed.h) from the package next to
 // this binary (build tree) or under its install prefix, and runs them beside the catalogue.
-int run_python_cases(const RunArgs& args) {
+int run_python_cases(const RunArgs& args, const std::vector<engine::CaseDef>& scripts) {
 #ifdef ROCECONF_WITH_PYTHON
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -237,10 +237,14 @@ int run_python_cases(const RunArgs& args) {
   auto loaded = python::EmbeddedCases::load(package_dir, args.cases);
   if (!loaded) return setup_error(loaded.error());
   std::fflush(stdout);
-  return (*loaded)->run(
-      [&args](const std::vector<engine::CaseDef>& cases) { return run_run(args, &cases); });
+  return (*loaded)->run([&args, &scripts](const std::vector<engine::CaseDef>& cases) {
+    std::vector<engine::CaseDef> all = cases;
+    all.insert(all.end(), scripts.begin(), scripts.end());
+    return run_run(args, &all);
+  });
 #else
   (void)args;
+  (void)scripts;
   return setup_error(
       "--cases needs the Python module, which this roceconf was built without (install "
       "python3-dev, libpython3-dev and pybind11-dev with scripts/setup.sh, then rebuild)");
@@ -410,7 +414,32 @@ int run_run(const RunArgs& args) {
 
 int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   if (auto misplaced = misplaced_raw_option(args)) return setup_error(*misplaced);
-  if (!extra && !args.cases.empty()) return run_python_cases(args);
+  if (!extra && !args.cases.empty()) {
+    // Case scripts (.rcase, a soak's reproducer among them) load here; Python files through
+    // the embedded module.
+    std::vector<engine::CaseDef> scripts;
+    RunArgs python = args;
+    python.cases.clear();
+    for (const auto& path : args.cases) {
+      if (!path.ends_with(".rcase")) {
+        python.cases.push_back(path);
+        continue;
+      }
+      bool ok = false;
+      const std::string text = read_text(path, ok);
+      if (!ok)
+        return setup_error(
+            fmt::format("--cases: cannot read '{}': {}", path, std::strerror(errno)));
+      if (auto parsed = engine::parse_script(path, text); !parsed)
+        return setup_error(parsed.error());
+      const std::string stem = std::filesystem::path(path).stem().string();
+      engine::CaseDef def = engine::load_script("cases/scripts/" + stem + ".rcase", text);
+      def.source = path;
+      scripts.push_back(std::move(def));
+    }
+    if (python.cases.empty()) return run_run(args, &scripts);
+    return run_python_cases(python, scripts);
+  }
   engine::Catalogue catalogue = cases::builtin_catalogue();
   if (extra) {
     for (const auto& def : *extra) {
@@ -544,11 +573,7 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   const auto wall = std::chrono::steady_clock::now();
 
   engine::RunOptions options;
-  options.timing.expect_floor = static_cast<TimeNs>(args.expect_floor_ms * 1e6);
-  options.timing.silence_floor = static_cast<TimeNs>(args.silence_floor_ms * 1e6);
-  options.timing.silence_rtts = args.silence_rtts;
-  options.timing.timer_tolerance = args.timer_tolerance;
-  options.timing.timer_slack = static_cast<TimeNs>(args.timer_slack_ms * 1e6);
+  options.timing = run_timing(args);
   options.seed = args.seed;
   options.interrupted = &g_interrupted;
   const bool tty = report::is_terminal(stderr) && !args.quiet;
@@ -655,19 +680,7 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand(
       "run", "Run the conformance catalogue against a target and write the reports");
-  cmd->add_option("--target", args->target, "reference (default), daemon, or raw")
-      ->check(CLI::IsMember({"reference", "daemon", "raw"}));
-  std::string quirk_help = "enable a defect of the reference target (repeatable):";
-  for (const auto& q : target::all_quirks()) quirk_help += " " + std::string(q.name);
-  cmd->add_option("--quirk", args->quirks, quirk_help);
-  cmd->add_flag("--stock-responder", args->stock_responder,
-                "reference and daemon targets: the responder acts as a stock `rping -s` (no RCNF "
-                "block, one 16-byte receive), showing what a device without the convention gets");
-  cmd->add_option("--clock", args->clock,
-                  "reference target: virtual (default: time moves only when both sides wait, a "
-                  "run takes well under a second) or real (the wall clock, so windows and "
-                  "timeouts take their real time, as on a wire)")
-      ->check(CLI::IsMember({"virtual", "real"}));
+  add_target_options(*cmd, *args);
   cmd->add_option("--filter", args->filters,
                   "run only cases whose id or area matches a glob (repeatable: the union)")
       ->take_all();
@@ -690,34 +703,11 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--json", args->json, "write the JSON report here");
   cmd->add_option("--html", args->html, "write the HTML certification report here");
   cmd->add_option("--pcap", args->pcap, "write the pcapng evidence here");
-  cmd->add_option("--profile", args->profile, "raw target: profile file (suite/engine/PROFILE.md)");
-  cmd->add_option("--interface", args->interface, "raw target: interface to the device");
-  cmd->add_option("--target-mac", args->target_mac, "raw target: the device's MAC");
-  cmd->add_option("--target-ip", args->target_ip, "raw target: the device's IPv4 address");
-  cmd->add_option("--tester-mac", args->tester_mac,
-                  "raw target: our MAC (default: the interface's)");
-  cmd->add_option("--tester-ip", args->tester_ip, "raw target: our IPv4 address");
-  cmd->add_option("--service-port", args->service_port,
-                  "raw target: rdma_cm port of the device's responder (default 7471)");
-  cmd->add_option("--agent", args->agent,
-                  "raw target: HOST:PORT of roceconf-agent's control API on the DUT host");
-  cmd->add_option("--expect-floor-ms", args->expect_floor_ms,
-                  "shortest wait for an expected packet (default 200)");
-  cmd->add_option("--silence-floor-ms", args->silence_floor_ms,
-                  "shortest 'expect nothing' window (default 20)");
-  cmd->add_option("--silence-rtts", args->silence_rtts,
-                  "'expect nothing' windows in round trips when longer than the floor (default 4)");
-  cmd->add_option("--timer-tolerance", args->timer_tolerance,
-                  "a requester timer (ACK timeout, RNR timer) may fire as late as this many times "
-                  "its value (default 4)")
-      ->check(CLI::Range(1.0, 100.0));
-  cmd->add_option("--timer-slack-ms", args->timer_slack_ms,
-                  "and this much later still, for hosts whose timers tick coarsely (default 50)")
-      ->check(CLI::Range(0.0, 10000.0));
   cmd->add_option("--seed", args->seed, "varies QPNs, PSNs and comm IDs between runs (default 1)");
   cmd->add_flag("--quiet", args->quiet, "no progress and no summary");
   cmd->add_option("--cases", args->cases,
-                  "also run the @roceconf.case functions of these Python files or directories "
+                  "also run the @roceconf.case functions of these Python files or directories, "
+                  "and these case scripts (.rcase: ids scripts/NAME, e.g. a soak's reproducer) "
                   "(repeatable)");
   auto check_files = std::make_shared<std::vector<std::string>>();
   CLI::Option* check =
@@ -737,6 +727,60 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
 }
 
 }  // namespace
+
+void add_target_options(CLI::App& cmd, RunArgs& args) {
+  cmd.add_option("--target", args.target, "reference (default), daemon, or raw")
+      ->check(CLI::IsMember({"reference", "daemon", "raw"}));
+  std::string quirk_help = "enable a defect of the reference target (repeatable):";
+  for (const auto& q : target::all_quirks()) quirk_help += " " + std::string(q.name);
+  cmd.add_option("--quirk", args.quirks, quirk_help);
+  cmd.add_flag("--stock-responder", args.stock_responder,
+               "reference and daemon targets: the responder acts as a stock `rping -s` (no RCNF "
+               "block, one 16-byte receive), showing what a device without the convention gets");
+  cmd.add_option("--clock", args.clock,
+                 "reference target: virtual (default: time moves only when both sides wait, a "
+                 "run takes well under a second) or real (the wall clock, so windows and "
+                 "timeouts take their real time, as on a wire)")
+      ->check(CLI::IsMember({"virtual", "real"}));
+  cmd.add_option("--profile", args.profile, "raw target: profile file (suite/engine/PROFILE.md)");
+  cmd.add_option("--interface", args.interface, "raw target: interface to the device");
+  cmd.add_option("--target-mac", args.target_mac, "raw target: the device's MAC");
+  cmd.add_option("--target-ip", args.target_ip, "raw target: the device's IPv4 address");
+  cmd.add_option("--tester-mac", args.tester_mac, "raw target: our MAC (default: the interface's)");
+  cmd.add_option("--tester-ip", args.tester_ip, "raw target: our IPv4 address");
+  cmd.add_option("--service-port", args.service_port,
+                 "raw target: rdma_cm port of the device's responder (default 7471)");
+  cmd.add_option("--agent", args.agent,
+                 "raw target: HOST:PORT of roceconf-agent's control API on the DUT host");
+  cmd.add_option("--expect-floor-ms", args.expect_floor_ms,
+                 "shortest wait for an expected packet (default 200)");
+  cmd.add_option("--silence-floor-ms", args.silence_floor_ms,
+                 "shortest 'expect nothing' window (default 20)");
+  cmd.add_option("--silence-rtts", args.silence_rtts,
+                 "'expect nothing' windows in round trips when longer than the floor (default 4)");
+  cmd.add_option("--timer-tolerance", args.timer_tolerance,
+                 "a requester timer (ACK timeout, RNR timer) may fire as late as this many times "
+                 "its value (default 4)")
+      ->check(CLI::Range(1.0, 100.0));
+  cmd.add_option("--timer-slack-ms", args.timer_slack_ms,
+                 "and this much later still, for hosts whose timers tick coarsely (default 50)")
+      ->check(CLI::Range(0.0, 10000.0));
+}
+
+engine::Timing run_timing(const RunArgs& args) {
+  engine::Timing t;
+  t.expect_floor = static_cast<TimeNs>(args.expect_floor_ms * 1e6);
+  t.silence_floor = static_cast<TimeNs>(args.silence_floor_ms * 1e6);
+  t.silence_rtts = args.silence_rtts;
+  t.timer_tolerance = args.timer_tolerance;
+  t.timer_slack = static_cast<TimeNs>(args.timer_slack_ms * 1e6);
+  return t;
+}
+
+std::expected<std::unique_ptr<engine::Target>, std::string> open_run_target(const RunArgs& args) {
+  if (auto misplaced = misplaced_raw_option(args)) return std::unexpected(*misplaced);
+  return open_target(args);
+}
 
 void add_run_command(CLI::App& app, std::function<int()>& run) {
   add_run_options(app, run);

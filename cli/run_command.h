@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <expected>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +17,9 @@ class App;
 
 namespace roceconf::engine {
 struct CaseDef;
-}
+class Target;
+struct Timing;
+}  // namespace roceconf::engine
 
 namespace roceconf::cli {
 
@@ -60,5 +64,12 @@ int run_run(const RunArgs& args);
 int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra);
 
 void add_run_command(CLI::App& app, std::function<int()>& run);
+
+// What `run` and `soak` share: the target options (--target, --quirk, --clock, the raw target's
+// profile and addresses) and the timing options, the target they open (one clear error for a
+// bad profile, a missing privilege, an unreachable agent) and the windows they give.
+void add_target_options(CLI::App& cmd, RunArgs& args);
+std::expected<std::unique_ptr<engine::Target>, std::string> open_run_target(const RunArgs& args);
+engine::Timing run_timing(const RunArgs& args);
 
 }  // namespace roceconf::cli

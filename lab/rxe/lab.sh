@@ -17,6 +17,9 @@
 #   lab.sh kill-test     kill a controller mid-run; the agent must free all its verbs resources
 #   lab.sh ci            build-image, up, run-suite, check, timeline-check, waiver-check, kill-test,
 #                        down (down even on failure)
+#   lab.sh soak [roceconf soak args...]
+#                        random traffic against the guest through roceconf-agent (default
+#                        --duration 60); snapshots and any reproducer go to $LAB_DIR/soak
 #   lab.sh ssh [CMD]     a shell (or CMD) in the guest
 #
 # Environment: LAB_DIR (state: image, logs, reports; default /var/tmp/roceconf-lab),
@@ -342,6 +345,23 @@ run_suite() {
   return 0
 }
 
+run_soak() {
+  need_root
+  [[ -x $BUILD_DIR/roceconf ]] || die "$BUILD_DIR/roceconf is missing: build it or set BUILD_DIR"
+  guest_running || die "the guest is not running: run '$0 up' first"
+  start_agent
+  local out=$LAB_DIR/soak
+  mkdir -p "$out"
+  write_profile "$out/rxe.profile" agent
+  [[ $# -eq 0 ]] && set -- --duration 60
+  say "roceconf soak --target raw (agent) $* -> $out"
+  local rc=0
+  nsx "$BUILD_DIR/roceconf" soak --target raw --profile "$out/rxe.profile" \
+    --snapshots "$out/snapshots.jsonl" --reproducer "$out/reproducer.rcase" "$@" || rc=$?
+  say "soak exit $rc (0: no divergence; 1: a divergence, see $out/reproducer.rcase)"
+  return $rc
+}
+
 verdicts() {  # "case verdict" lines, sorted, from a report.json
   python3 - "$1" <<'EOF'
 import json, sys
@@ -530,9 +550,10 @@ case "$cmd" in
   waiver-check) waiver_check ;;
   kill-test) kill_test ;;
   ci) ci ;;
+  soak) run_soak "$@" ;;
   ssh) gssh "$@" ;;
   *)
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
     [[ -z $cmd ]] || exit 2
     ;;
 esac
