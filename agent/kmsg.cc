@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -107,15 +108,63 @@ std::int64_t monotonic_to_unix_offset_ns() {
          (real.tv_nsec - mono.tv_nsec);
 }
 
+std::optional<std::int64_t> monotonic_minus_printk_ns(std::string_view text) {
+  // "ktime                                   : 1234.567890"
+  const auto field = [&](std::string_view name) -> std::optional<std::int64_t> {
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t nl = std::min(text.find('\n', at), text.size());
+      std::string_view line = text.substr(at, nl - at);
+      at = nl + 1;
+      if (!line.starts_with(name)) continue;
+      line.remove_prefix(name.size());
+      const auto colon = line.find(':');
+      if (colon == std::string_view::npos ||
+          line.substr(0, colon).find_first_not_of(' ') != std::string_view::npos)
+        continue;
+      line.remove_prefix(colon + 1);
+      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      const auto dot = line.find('.');
+      if (dot == std::string_view::npos || line.size() - dot - 1 != 6) return std::nullopt;
+      const auto ms = number(line.substr(0, dot), name);
+      const auto ns = number(line.substr(dot + 1), name);
+      if (!ms || !ns || *ms > static_cast<std::uint64_t>(INT64_MAX / 1'000'000 - 1))
+        return std::nullopt;
+      return static_cast<std::int64_t>(*ms) * 1'000'000 + static_cast<std::int64_t>(*ns);
+    }
+    return std::nullopt;
+  };
+  const auto ktime = field("ktime");
+  const auto cpu_clk = field("cpu_clk");
+  if (!ktime || !cpu_clk) return std::nullopt;
+  return *ktime - *cpu_clk;
+}
+
+KmsgClock kmsg_clock() {
+  // debugfs since 5.13, /proc before.
+  for (const char* path : {"/sys/kernel/debug/sched/debug", "/proc/sched_debug"}) {
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char head[2048];
+    const ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n <= 0) continue;
+    const auto offset =
+        monotonic_minus_printk_ns(std::string_view(head, static_cast<std::size_t>(n)));
+    if (offset) return {*offset + monotonic_to_unix_offset_ns(), "sched_debug"};
+  }
+  return {monotonic_to_unix_offset_ns(), "monotonic"};
+}
+
 std::expected<KmsgSelection, KmsgError> read_kernel_log(const std::string& path,
-                                                        const KmsgWindow& window) {
+                                                        const KmsgWindow& window,
+                                                        std::int64_t stamp_to_unix_ns) {
   const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
     return std::unexpected(
         KmsgError{e, fmt::format("kernel_log: cannot open {}: {}", path, std::strerror(e))});
   }
-  KmsgSelector selector(window, monotonic_to_unix_offset_ns());
+  KmsgSelector selector(window, stamp_to_unix_ns);
   // /dev/kmsg gives one record per read and refuses a buffer too small for it; a record is at
   // most about 8 KiB with its dictionary.
   char buffer[16384];

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,8 +43,8 @@ struct KmsgSelection {
 
 // Takes records from text that may hold several (a file of them, or one read of /dev/kmsg):
 // complete lines only; what follows the last newline is left in `pending` for the next chunk.
-// Dictionary lines (starting with a space) are skipped. `monotonic_to_unix_ns` is
-// CLOCK_REALTIME - CLOCK_MONOTONIC on the host.
+// Dictionary lines (starting with a space) are skipped. `monotonic_to_unix_ns` maps a record's
+// stamp to the host's Unix time (kmsg_clock()).
 class KmsgSelector {
  public:
   KmsgSelector(KmsgWindow window, std::int64_t monotonic_to_unix_ns)
@@ -64,13 +65,31 @@ class KmsgSelector {
 // CLOCK_REALTIME - CLOCK_MONOTONIC now, nanoseconds.
 std::int64_t monotonic_to_unix_offset_ns();
 
+// The records are stamped with the printk clock (local_clock(), from sched_clock), which is not
+// CLOCK_MONOTONIC: the two start at different moments of boot and tick from different sources
+// (15 ms apart on the rxe lab's guest). The scheduler's debug header prints both at one instant
+// ("ktime" and "cpu_clk", ms with six decimals of ns): their difference maps a stamp onto
+// CLOCK_MONOTONIC. Nullopt when the text has not both.
+std::optional<std::int64_t> monotonic_minus_printk_ns(std::string_view sched_debug_header);
+
+// What to add to a record's stamp (ns) for the host's Unix time, and how it was found:
+// "sched_debug" (the printk clock measured against CLOCK_MONOTONIC) or "monotonic" (taken as
+// CLOCK_MONOTONIC: without the scheduler's debug file, exact only where the two agree).
+struct KmsgClock {
+  std::int64_t to_unix_ns = 0;
+  std::string method;
+};
+KmsgClock kmsg_clock();
+
 // Reads every record `path` holds (/dev/kmsg: non-blocking, from the oldest the ring keeps) and
-// selects the window's. The error is errno and a line saying what failed.
+// selects the window's, stamps mapped by `stamp_to_unix_ns` (kmsg_clock()). The error is errno and
+// a line saying what failed.
 struct KmsgError {
   int error = 0;
   std::string message;
 };
 std::expected<KmsgSelection, KmsgError> read_kernel_log(const std::string& path,
-                                                        const KmsgWindow& window);
+                                                        const KmsgWindow& window,
+                                                        std::int64_t stamp_to_unix_ns);
 
 }  // namespace roceconf::agent

@@ -863,7 +863,9 @@ class Ops {
     json lines = json::array();
     json out = {{"dropped", 0}, {"source", s_.options_.kernel_log}};
     if (window.max_lines > 0) {
-      auto read = read_kernel_log(s_.options_.kernel_log, window);
+      const KmsgClock stamps = kmsg_clock();
+      out["stamp_clock"] = stamps.method;
+      auto read = read_kernel_log(s_.options_.kernel_log, window, stamps.to_unix_ns);
       if (!read) verbs_fail(read.error().error, read.error().message);
       for (const KmsgLine& l : read->lines)
         lines.push_back({{"unix_ns", l.unix_ns},

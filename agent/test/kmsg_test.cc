@@ -93,15 +93,33 @@ TEST(Kmsg, ReadsAFileOfRecordsAndSaysWhyNot) {
     std::ofstream out(path);
     out << "6,10,5,-;rxe0: qp#17 moved to error state\n SUBSYSTEM=infiniband\n";
   }
-  const auto got = read_kernel_log(path, {});
+  const auto got = read_kernel_log(path, {}, 0);
   ASSERT_TRUE(got) << got.error().message;
   ASSERT_EQ(got->lines.size(), 1u);
   EXPECT_EQ(got->lines[0].record.seq, 10u);
   std::remove(path.c_str());
-  const auto missing = read_kernel_log(path, {});
+  const auto missing = read_kernel_log(path, {}, 0);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().error, ENOENT);
   EXPECT_NE(missing.error().message.find(path), std::string::npos);
+}
+
+TEST(Kmsg, ThePrintkClockIsPlacedByTheSchedulersHeader) {
+  const char* header =
+      "Sched Debug Version: v0.11, 6.1.0-50-amd64 #1\n"
+      "ktime                                   : 123456.000250\n"
+      "sched_clk                               : 123471.500000\n"
+      "cpu_clk                                 : 123471.600100\n"
+      "jiffies                                 : 4325000000\n";
+  // ktime - cpu_clk = 123456.000250 ms - 123471.600100 ms.
+  EXPECT_EQ(monotonic_minus_printk_ns(header), -15'599'850);
+  EXPECT_FALSE(monotonic_minus_printk_ns("ktime : 1.000000\n")) << "no cpu_clk";
+  EXPECT_FALSE(monotonic_minus_printk_ns("ktime : 1.5\ncpu_clk : 2.000000\n"))
+      << "six decimals or nothing";
+  EXPECT_FALSE(monotonic_minus_printk_ns("ktime_x : 1.000000\ncpu_clk : 2.000000\n"));
+  EXPECT_FALSE(monotonic_minus_printk_ns(""));
+  const KmsgClock here = kmsg_clock();
+  EXPECT_TRUE(here.method == "sched_debug" || here.method == "monotonic") << here.method;
 }
 
 }  // namespace

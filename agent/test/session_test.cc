@@ -205,13 +205,12 @@ TEST(AgentSession, KernelLogAnswersTheWindowsLines) {
                            all["lines"][0]["unix_ns"].get<std::int64_t>();
   EXPECT_NEAR(static_cast<double>(gap), 1e6, 1e5) << "1 ms apart on the monotonic stamps";
   EXPECT_EQ(all["malformed"], 1);
-  EXPECT_NE(all["malformed_first"].get<std::string>().find("this is no record"),
-            std::string::npos);
+  EXPECT_NE(all["malformed_first"].get<std::string>().find("this is no record"), std::string::npos);
   EXPECT_EQ(all["source"], path);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  EXPECT_NEAR(static_cast<double>(all["now_unix_ns"].get<std::int64_t>()),
-              static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()),
-              5e9);
+  EXPECT_NEAR(
+      static_cast<double>(all["now_unix_ns"].get<std::int64_t>()),
+      static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()), 5e9);
 
   const std::int64_t second = all["lines"][1]["unix_ns"].get<std::int64_t>();
   const json newest = json::parse(s.handle_line(
