@@ -35,6 +35,11 @@ expect "failing case section" 'id="case-psn-gap-naks-once"' "$tmp/case.html"
 expect "ladder" '<div class="ladder">' "$tmp/case.html"
 expect "sent arrow" 'data-kind="sent"' "$tmp/case.html"
 expect "received arrow" 'data-kind="received"' "$tmp/case.html"
+# Counter changes read from the target around the case, on the same timeline, under the legend
+# of the four records (the reference NIC keeps no kernel log: no kernel line).
+expect "counter change" '<li class="ev ctr" data-kind="counter">' "$tmp/case.html"
+expect "counter text" 'rx_packets +' "$tmp/case.html"
+expect "legend" '<span class="lg-klog">device kernel log</span>' "$tmp/case.html"
 expect "diff table" '<table class="diff">' "$tmp/case.html"
 expect "field diff" 'aeth.syndrome expected NAK vs actual 0x1f (ACK)' "$tmp/case.html"
 expect "failing step" 'gap-naks-once.rcase:' "$tmp/case.html"
