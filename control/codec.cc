@@ -300,6 +300,7 @@ void read(const Fields& f, KernelLogReply& r) {
   r.dropped = maybe<std::uint64_t>(f, "dropped").value_or(0);
   r.now_unix_ns = static_cast<std::int64_t>(f.u("now_unix_ns", INT64_MAX));
   r.source = maybe_text(f, "source").value_or("");
+  r.stamp_clock = maybe_text(f, "stamp_clock").value_or("");
 }
 void read(const Fields& f, AsyncEventsReply& r) {
   r.events = items<AsyncEvent>(f, "events", [](const Fields& e) {

@@ -237,6 +237,9 @@ struct KernelLogReply {
   // tester estimates the offset between the two clocks.
   std::int64_t now_unix_ns = 0;
   std::string source{};  // "/dev/kmsg", "event log", "none": where the lines came from
+  // How the records' own stamps were put on the host's Unix time (roceconf-agent:
+  // "sched_debug" or "monotonic"); empty when the server does not say.
+  std::string stamp_clock{};
 };
 struct AsyncEventsReply {
   std::vector<AsyncEvent> events{};

@@ -272,7 +272,8 @@ TEST(Codec, KernelLogReadsItsLinesAndTheHostsClock) {
   const auto log = decode<KernelLogReply>(
       json::parse(R"({"lines":[{"unix_ns":1700000000000000001,"text":"rdma_rxe: bad ICRC",
                   "priority":4,"seq":77},{"unix_ns":1700000000000000002,"text":"x"}],
-                  "dropped":3,"now_unix_ns":1700000000000000009,"source":"/dev/kmsg"})"),
+                  "dropped":3,"now_unix_ns":1700000000000000009,"source":"/dev/kmsg",
+                  "stamp_clock":"sched_debug"})"),
       "kernel_log");
   ASSERT_TRUE(log) << log.error();
   ASSERT_EQ(log->lines.size(), 2u);
@@ -283,6 +284,7 @@ TEST(Codec, KernelLogReadsItsLinesAndTheHostsClock) {
   EXPECT_EQ(log->dropped, 3u);
   EXPECT_EQ(log->now_unix_ns, 1'700'000'000'000'000'009);
   EXPECT_EQ(log->source, "/dev/kmsg");
+  EXPECT_EQ(log->stamp_clock, "sched_debug");
   const auto no_clock = decode<KernelLogReply>(json{{"lines", json::array()}}, "kernel_log");
   ASSERT_FALSE(no_clock) << "now_unix_ns is what places the lines";
   EXPECT_NE(no_clock.error().find("now_unix_ns"), std::string::npos) << no_clock.error();

@@ -139,6 +139,7 @@ void CaseRecords::end(report::CaseResult& result) {
     note(result, "device kernel log not read: " + why_not);
     return;
   }
+  if (!reply->stamp_clock.empty()) stamp_clock_ = reply->stamp_clock;
   if (reply->dropped > 0)
     note(result,
          fmt::format("{} older device kernel log lines of the case's window left out (at most {})",
@@ -165,10 +166,15 @@ std::vector<std::string> CaseRecords::notes() const {
   if (clock_.exchanges > 0 && clock_.source != "none")
     out.push_back(fmt::format(
         "device host clock = tester clock {:+.3f} ms ± {:.3f} ms (the narrowest of {} kernel_log "
-        "exchanges: half its round trip); the host's kernel log lines ({}) are shifted onto the "
+        "exchanges: half its round trip); the host's kernel log lines ({}{}) are shifted onto the "
         "tester's clock, their host times kept in the JSON report (host_unix_ns)",
         static_cast<double>(clock_.offset_ns) / 1e6,
-        static_cast<double>(clock_.uncertainty_ns) / 1e6, clock_.exchanges, clock_.source));
+        static_cast<double>(clock_.uncertainty_ns) / 1e6, clock_.exchanges, clock_.source,
+        stamp_clock_ == "monotonic"
+            ? ", their stamps taken as CLOCK_MONOTONIC: the host has no scheduler debug file to "
+              "place the printk clock, so lines may sit off by the difference of the two"
+        : stamp_clock_.empty() ? ""
+                               : ", stamps placed by " + stamp_clock_));
   return out;
 }
 

@@ -60,7 +60,8 @@ class CaseRecords {
   bool kernel_log_ = false;
   std::optional<std::map<std::string, std::uint64_t>> before_;
   report::HostClock clock_;
-  std::string off_reason_;  // why the records stopped, for the run note
+  std::string off_reason_;   // why the records stopped, for the run note
+  std::string stamp_clock_;  // how the host mapped its records' stamps, as it last said
 };
 
 }  // namespace roceconf::engine

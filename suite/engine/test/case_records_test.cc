@@ -55,7 +55,8 @@ class WrappedTarget final : public Target {
                           {"lines", lines},
                           {"dropped", 0},
                           {"now_unix_ns", host_now},
-                          {"source", "/dev/kmsg"}};
+                          {"source", "/dev/kmsg"},
+                          {"stamp_clock", "sched_debug"}};
   }
 
   bool refuse_counters = false;
@@ -146,7 +147,9 @@ TEST(CaseRecords, KernelLinesAreShiftedOntoTheTestersClock) {
     EXPECT_FALSE(of_kind(c, report::EventKind::kCounter).empty());
   }
   const auto note = std::ranges::find_if(run.notes, [](const std::string& n) {
-    return n.find("device host clock = tester clock +5000.000 ms ± 0.000 ms") != std::string::npos;
+    return n.find("device host clock = tester clock +5000.000 ms ± 0.000 ms") !=
+               std::string::npos &&
+           n.find("(/dev/kmsg, stamps placed by sched_debug)") != std::string::npos;
   });
   EXPECT_NE(note, run.notes.end()) << ::testing::PrintToString(run.notes);
 }
