@@ -592,10 +592,10 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
                report::case_line(r, static_cast<int>(i) + 1, static_cast<int>(total), tty));
   };
 
-  g_interrupted.store(false);
-  const auto previous = std::signal(SIGINT, on_sigint);
-  engine::run_cases(**target, selected, options, result);
-  std::signal(SIGINT, previous);
+  {
+    const CtrlC ctrl_c;
+    engine::run_cases(**target, selected, options, result);
+  }
   result.duration_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall)
           .count();
@@ -727,6 +727,19 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
 }
 
 }  // namespace
+
+CtrlC::CtrlC() {
+  g_interrupted.store(false);
+  previous_ = std::signal(SIGINT, on_sigint);
+}
+
+CtrlC::~CtrlC() {
+  std::signal(SIGINT, previous_);
+}
+
+const std::atomic<bool>* CtrlC::flag() const {
+  return &g_interrupted;
+}
 
 void add_target_options(CLI::App& cmd, RunArgs& args) {
   cmd.add_option("--target", args.target, "reference (default), daemon, or raw")

@@ -3,6 +3,7 @@
 // in-process reference target, reports in ./roceconf-report/.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -71,5 +72,19 @@ void add_run_command(CLI::App& app, std::function<int()>& run);
 void add_target_options(CLI::App& cmd, RunArgs& args);
 std::expected<std::unique_ptr<engine::Target>, std::string> open_run_target(const RunArgs& args);
 engine::Timing run_timing(const RunArgs& args);
+
+// While one lives, the first Ctrl-C sets flag() (the run stops between steps and writes what it
+// has) and a second one stops the process; the handler before it comes back at its end.
+class CtrlC {
+ public:
+  CtrlC();
+  ~CtrlC();
+  CtrlC(const CtrlC&) = delete;
+  CtrlC& operator=(const CtrlC&) = delete;
+  const std::atomic<bool>* flag() const;
+
+ private:
+  void (*previous_)(int) = nullptr;
+};
 
 }  // namespace roceconf::cli

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -21,13 +19,6 @@
 namespace roceconf::cli {
 
 namespace {
-
-std::atomic<bool> g_soak_interrupted{false};
-
-extern "C" void on_soak_sigint(int) {
-  g_soak_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once
-}
 
 struct SoakArgs {
   RunArgs target;  // the target and timing options, as `run` takes them
@@ -71,9 +62,8 @@ int run_soak_command(const SoakArgs& args) {
   o.shrink = !args.no_shrink;
   o.shrink_budget = args.shrink_budget;
   o.timing = run_timing(args.target);
-  o.interrupted = &g_soak_interrupted;
-  g_soak_interrupted.store(false);
-  std::signal(SIGINT, on_soak_sigint);
+  const CtrlC ctrl_c;
+  o.interrupted = ctrl_c.flag();
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const soak::SoakResult r = soak::run_soak(
       **target, o,
@@ -88,7 +78,6 @@ int run_soak_command(const SoakArgs& args) {
         else
           fmt::print(stderr, "{}{}\n", tty ? "\r\033[K" : "", line);
       });
-  std::signal(SIGINT, SIG_DFL);
   if (tty && !args.quiet) fmt::print(stderr, "\n");
   if (!r.error.empty()) return soak_error(fmt::format("the soak stopped: {}", r.error));
   fmt::print("soak: {} operations in {} episodes, {:.1f} MB moved, {:.1f} s, {} on {}\n", r.ops,

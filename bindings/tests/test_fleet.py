@@ -131,7 +131,10 @@ def test_pytest_n4_gives_the_verdicts_of_four_serial_runs(fleet_run, capsys):
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr  # the quirky devices fail cases
     out = fleet_run["out"]
     for name in QUIRKS:
-        assert verdicts(out / f"{name}.json") == fleet_run["serial"][name], name
+        got, want = verdicts(out / f"{name}.json"), fleet_run["serial"][name]
+        differ = {i: (want.get(i), got.get(i)) for i in sorted(set(got) | set(want))
+                  if got.get(i) != want.get(i)}
+        assert not differ, f"{name}: (serial, pytest -n 4) {differ}"
     fleet = json.loads((out / "fleet.json").read_text())
     assert [d["title"] for d in fleet["devices"]] == list(QUIRKS)
     assert "psn/gap-naks-once" in fleet["disagreements"]

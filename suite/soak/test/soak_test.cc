@@ -85,6 +85,50 @@ TEST(Soak, CleanReferenceFindsNothingAndSnapshotsAreJsonLines) {
   EXPECT_TRUE(nlohmann::json::parse(lines.back()).value("final", false));
 }
 
+// The reference target seen as a device without the control API: only its responder, reached
+// through rdma_cm, as a raw profile without an agent has it.
+class ResponderOnly final : public engine::Target {
+ public:
+  explicit ResponderOnly(engine::Target& inner) : inner_(inner) {}
+  std::string_view kind() const override { return "raw"; }
+  std::string describe() const override { return "responder only: " + inner_.describe(); }
+  engine::Capabilities capabilities() const override {
+    auto caps = inner_.capabilities();
+    caps.control = false;
+    return caps;
+  }
+  roceconf::Port& port() override { return inner_.port(); }
+  engine::Endpoint tester() const override { return inner_.tester(); }
+  engine::Endpoint device() const override { return inner_.device(); }
+  std::uint16_t service_port() const override { return inner_.service_port(); }
+  std::expected<nlohmann::json, std::string> control(const nlohmann::json&) override {
+    return std::unexpected("no control API");
+  }
+  std::expected<void, std::string> reset() override { return inner_.reset(); }
+
+ private:
+  engine::Target& inner_;
+};
+
+TEST(Soak, ResponderOnlyTargetsAreSoakedOverConnections) {
+  auto inner = reference();
+  ResponderOnly target(*inner);
+  SoakOptions o;
+  o.ops = 1500;
+  const SoakResult r = run_soak(target, o, {}, {});
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  ASSERT_FALSE(r.divergence.has_value()) << r.divergence->reason << "\n" << r.divergence->step;
+  EXPECT_GE(r.ops, 1500u);
+
+  auto defective = reference({"dup-reexecute"});
+  ResponderOnly target2(*defective);
+  o.ops = 20000;
+  const SoakResult d = run_soak(target2, o, {}, {});
+  ASSERT_TRUE(d.divergence.has_value());
+  EXPECT_TRUE(d.divergence->reproduces) << d.divergence->script;
+  EXPECT_NE(d.divergence->script.find("connect c0"), std::string::npos) << d.divergence->script;
+}
+
 class SoakQuirk : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SoakQuirk, EndsInAShortReproducerThatFailsAlone) {
