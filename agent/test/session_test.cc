@@ -212,9 +212,11 @@ TEST(AgentSession, KernelLogAnswersTheWindowsLines) {
       static_cast<double>(all["now_unix_ns"].get<std::int64_t>()),
       static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()), 5e9);
 
-  const std::int64_t second = all["lines"][1]["unix_ns"].get<std::int64_t>();
+  // Each answer maps the stamps with the clock offset read at that moment, which may move by
+  // some nanoseconds between calls: a window starting between the two lines selects the second.
+  const std::int64_t between = all["lines"][0]["unix_ns"].get<std::int64_t>() + gap / 2;
   const json newest = json::parse(s.handle_line(
-      json{{"op", "kernel_log"}, {"since_unix_ns", second}, {"max_lines", 5}}.dump()));
+      json{{"op", "kernel_log"}, {"since_unix_ns", between}, {"max_lines", 5}}.dump()));
   ASSERT_EQ(newest["lines"].size(), 1u) << newest.dump();
   const json one = json::parse(s.handle_line(R"({"op": "kernel_log", "max_lines": 1})"));
   ASSERT_EQ(one["lines"].size(), 1u);
