@@ -519,6 +519,7 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
 
   auto target = open_target(args);
   if (!target) return setup_error(target.error());
+  (*target)->set_destructive(args.destructive);
 
   report::RunResult result;
 #ifdef ROCECONF_VERSION
@@ -691,6 +692,9 @@ void add_run_options(CLI::App& app, std::function<int()>& run) {
                   "waivers file: one 'CASE-ID [until=YYYY-MM-DD] REASON' a line (README.md)");
   cmd->add_flag("--force", args->force,
                 "overwrite existing reports (default: move them to previous/<time>/ beside them)");
+  cmd->add_flag("--destructive", args->destructive,
+                "also run the cases that need 'destructive' (area robust): known one-packet "
+                "attacks that may crash or wedge the device; they SKIP without it");
   cmd->add_flag("--list", args->list, "list the cases (after --filter) and exit");
   cmd->add_option("--format", args->list_format,
                   "--list as text (default), md (the traceability table), coverage (the "
@@ -792,7 +796,9 @@ engine::Timing run_timing(const RunArgs& args) {
 
 std::expected<std::unique_ptr<engine::Target>, std::string> open_run_target(const RunArgs& args) {
   if (auto misplaced = misplaced_raw_option(args)) return std::unexpected(*misplaced);
-  return open_target(args);
+  auto target = open_target(args);
+  if (target) (*target)->set_destructive(args.destructive);
+  return target;
 }
 
 void add_run_command(CLI::App& app, std::function<int()>& run) {

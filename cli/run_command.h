@@ -28,6 +28,7 @@ struct RunArgs {
   std::string target = "reference";  // reference | daemon | raw
   std::vector<std::string> quirks;
   bool stock_responder = false;      // reference/daemon: a responder without the RCNF convention
+  bool destructive = false;          // cases that need "destructive" run (else they SKIP)
   std::string clock = "virtual";     // reference: virtual (default) or real (the wall clock)
   std::vector<std::string> filters;  // --filter, repeatable: the union of the globs
   std::string rerun_failed;          // a report.json: run its fail/error/inconclusive cases

@@ -69,6 +69,7 @@ Connection& CaseContext::new_connection(const std::string& name) {
   c->local_qpn = new_qpn();
   c->local_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
   c->next_psn = c->local_psn0;
+  c->flow_psn = c->local_psn0;
   c->remote_psn0 = static_cast<std::uint32_t>(random_()) & psn::kMask;
   c->local_comm_id = static_cast<std::uint32_t>(random_());
   c->udp_sport = static_cast<std::uint16_t>(0xC000 | (c->local_qpn & 0x3FFF));
@@ -140,7 +141,10 @@ std::vector<std::vector<std::uint8_t>> CaseContext::send(Connection& c, std::str
     need_region(*code);
     auto frame = build_request(addresses(), c, *code, a);
     if (!frame) error(frame.error());
-    if (opcode_info(*code).is_request) c.next_psn = psn::add(frame->psn, frame->psn_span);
+    if (opcode_info(*code).is_request) {
+      c.next_psn = psn::add(frame->psn, frame->psn_span);
+      if (frame->psn == c.flow_psn && !a.has("psn") && !a.has("bth.psn")) c.flow_psn = c.next_psn;
+    }
     wire_.transmit(frame->bytes, fmt::format("{} {} {}", c.name, op, a.text()));
     return {std::move(frame->bytes)};
   }
@@ -154,6 +158,7 @@ std::vector<std::vector<std::uint8_t>> CaseContext::send(Connection& c, std::str
     auto frame = build_request(addresses(), c, s.opcode, s.fields);
     if (!frame) error(frame.error());
     c.next_psn = psn::add(frame->psn, frame->psn_span);
+    if (frame->psn == c.flow_psn && !a.has("psn") && !a.has("bth.psn")) c.flow_psn = c.next_psn;
     wire_.transmit(frame->bytes,
                    fmt::format("{} {} {}", c.name, opcode_info(s.opcode).op_name, s.fields.text()));
     sent.push_back(std::move(frame->bytes));

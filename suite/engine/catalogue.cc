@@ -53,9 +53,9 @@ std::vector<const CaseDef*> Catalogue::select(std::string_view glob) const {
 }
 
 void Catalogue::sort() {
-  static constexpr std::array<std::string_view, 18> kAreas = {
-      "cm", "cm-fault", "psn", "mtu", "pkey", "nak", "icrc", "header", "data",
-      "qp", "cq",       "ud",  "req", "cc",   "mw",  "ipv6", "sec",    "scale"};
+  static constexpr std::array<std::string_view, 19> kAreas = {
+      "cm", "cm-fault", "psn", "mtu", "pkey", "nak",  "icrc", "header", "data",  "qp",
+      "cq", "ud",       "req", "cc",  "mw",   "ipv6", "sec",  "scale",  "robust"};
   const auto rank = [](const CaseDef& c) {
     const auto it = std::find(kAreas.begin(), kAreas.end(), c.area);
     return static_cast<std::size_t>(it - kAreas.begin());

@@ -4,6 +4,7 @@
 
 #include "control/rcnf_private_data.h"
 #include "dissector/analysis/psn.h"
+#include "dissector/icrc.h"
 #include "dissector/mad/rdma_cm.h"
 #include "dissector/names.h"
 #include "suite/engine/case_stop.h"
@@ -144,8 +145,13 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
   }
   std::uint16_t pkey = c.pkey;
   bool bad_icrc = false;
+  std::optional<std::size_t> cut;  // the MAD (and DETH) cut or extended: a MAD of the wrong size
   for (const auto& item : a.items()) {
-    if (item.key == "icrc") {
+    if (item.key == "cut") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFF) evidence_.error("cut: a byte count up to 65535");
+      cut = static_cast<std::size_t>(*n);
+    } else if (item.key == "icrc") {
       if (item.value != "bad") evidence_.error("icrc: a CM message takes icrc=bad only");
       bad_icrc = true;
     } else if (item.key == "tid") {
@@ -189,14 +195,23 @@ std::vector<std::uint8_t> CmActive::cm_send(Connection& c, std::string_view mess
     }
   }
   if (std::holds_alternative<CmDreq>(msg)) c.state = ConnState::kDreqSent;
+  // A Get on a connection with no CM exchange of its own: its GetResp is the connection's.
+  if (std::holds_alternative<ClassPortInfo>(msg) && c.state == ConnState::kIdle) c.req_tid = tid;
   Addresses addr = tester_addresses(target_);
   addr.ipv6 = c.ipv6;
   auto frame = build_mad(addr, pkey, msg, tid, header);
   if (!frame) evidence_.error(frame.error());
+  if (cut) {
+    const std::size_t ip_at = Ethernet::kSize + (addr.marking.vlan ? Vlan::kSize : 0);
+    const std::size_t bth_at = ip_at + (addr.ipv6 ? Ipv6::kSize : Ipv4::kSize) + Udp::kSize;
+    if (!resize_roce_v2_transport(frame->bytes, ip_at, bth_at, *cut))
+      evidence_.error("cut: the MAD's frame has no RoCEv2 transport to cut");
+  }
   // The ICRC is the frame's last four bytes (a MAD frame is never padded).
   if (bad_icrc) frame->bytes.back() ^= 0xFF;
-  wire_.transmit(frame->bytes, fmt::format("CM {} {} tid={:#x}{}", message, c.name, tid,
-                                           bad_icrc ? " icrc=bad" : ""));
+  wire_.transmit(frame->bytes,
+                 fmt::format("CM {} {} tid={:#x}{}{}", message, c.name, tid,
+                             bad_icrc ? " icrc=bad" : "", cut ? fmt::format(" cut={}", *cut) : ""));
   return std::move(frame->bytes);
 }
 
@@ -253,6 +268,7 @@ void CmActive::after_match(Connection* c, const Packet& p) {
     // IBA 12.7.36: the REP's Starting PSN is the one the active side (we) sends from.
     c->local_psn0 = rep->starting_psn & psn::kMask;
     c->next_psn = c->local_psn0;
+    c->flow_psn = c->local_psn0;
     c->remote_comm_id = rep->local_comm_id;
     c->responder_resources = rep->responder_resources;
     c->initiator_depth = rep->initiator_depth;

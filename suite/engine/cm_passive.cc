@@ -153,6 +153,7 @@ void CmPassive::accept(Connection& c, const Assignments& a) {
   // IBA 12.7.23: the REQ's Starting PSN is where the passive side (the tester) sends from.
   c.local_psn0 = req.starting_psn & psn::kMask;
   c.next_psn = c.local_psn0;
+  c.flow_psn = c.local_psn0;
   // The REP's resources answer the REQ's: the tester's responder takes as many reads as the
   // target's initiator depth, and issues at most the target's responder resources.
   c.responder_resources = req.initiator_depth;

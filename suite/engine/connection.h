@@ -67,7 +67,10 @@ struct Connection {
   std::uint32_t target_pd = 0;
 
   // Progress
-  std::uint32_t next_psn = 0;             // absolute PSN of the next request sent
+  std::uint32_t next_psn = 0;  // absolute PSN of the next request sent
+  // Where the target expects the next request if it dropped every one sent at a PSN of its own
+  // (psn=, bth.psn=) and took the others in sequence: liveness probes start there too.
+  std::uint32_t flow_psn = 0;
   std::optional<std::uint32_t> last_msn;  // last MSN seen in an AETH from the target
 };
 

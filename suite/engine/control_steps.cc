@@ -73,9 +73,15 @@ void ControlSteps::require(std::string_view capability) {
           "profile)");
     return;
   }
+  if (capability == "destructive") {
+    if (!target_.destructive())
+      evidence_.skip(
+          "destructive: its input may crash or wedge the device; runs only with --destructive");
+    return;
+  }
   evidence_.error(fmt::format(
       "unknown capability '{}' (listener, responder, control, pkey-limited, mw-type1, mw-type2, "
-      "vlan, ipv6, cc)",
+      "vlan, ipv6, cc, destructive)",
       capability));
 }
 

@@ -268,6 +268,7 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   enum class IcrcMode { kGood, kBad, kValue } icrc = IcrcMode::kGood;
   bool bad_ip_checksum = false;
   std::optional<std::size_t> corrupt;  // a byte flipped after every checksum was computed
+  std::optional<std::size_t> cut;      // the bytes after the BTH, cut or extended to this
   std::uint32_t icrc_value = 0;
 
   // Keys that are not one header field: relative PSN, payload, region offset, ICRC/checksum
@@ -334,6 +335,12 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
       auto n = number<std::size_t>("corrupt", v, 1 << 20);
       if (!n) return R(std::unexpected(n.error()));
       corrupt = *n;
+      return R{};
+    }
+    if (key == "cut") {
+      auto n = number<std::size_t>("cut", v, 1 << 16);
+      if (!n) return R(std::unexpected(n.error()));
+      cut = *n;
       return R{};
     }
     if (key == "icrc") {
@@ -403,6 +410,16 @@ std::expected<BuiltFrame, std::string> build_request(const Addresses& addr, cons
   }
   out.bytes = encode(p, eo);
   const std::size_t ip_at = Ethernet::kSize + Vlan::kSize * p.vlans.size();
+  if (cut) {
+    // A header cut short or missing, a MAD of the wrong size: lengths, checksum and ICRC agree
+    // with what is left, so the length is the only fault (the ICRC is not the first check hit).
+    const std::size_t bth_at =
+        ip_at + (p.ipv6 ? Ipv6::kSize : Ipv4::kSize + options.size()) + Udp::kSize;
+    if (!resize_roce_v2_transport(out.bytes, ip_at, bth_at, *cut))
+      return std::unexpected(
+          fmt::format("cut: the {}-byte frame has no RoCEv2 transport to cut", out.bytes.size()));
+    if (icrc == IcrcMode::kValue) store_icrc(&out.bytes[out.bytes.size() - 4], icrc_value);
+  }
   if ((ip_len || udp_len) && out.bytes.size() >= ip_at + Ipv4::kSize + options.size() + 8 + 4) {
     const std::size_t udp_at = ip_at + Ipv4::kSize + options.size();
     if (ip_len) be::store16(&out.bytes[ip_at + 2], *ip_len);

@@ -7,6 +7,7 @@
 #include "control/field_text.h"
 #include "control/fields.h"
 #include "suite/engine/frame_builder.h"
+#include "suite/engine/liveness.h"
 #include "suite/engine/script.h"
 #include "suite/engine/script_check.h"
 
@@ -271,6 +272,11 @@ struct Runner {
                {{"memory", want.substr(0, 64), got.substr(0, 64)}});
   }
   void operator()(const step::Note& a) { ctx.note(a.text); }
+  void operator()(const step::Alive& a) {
+    const Liveness l = a.conn ? probe_connection(ctx, ctx.connection(*a.conn)) : probe_cm(ctx);
+    if (!l.ok) ctx.fail(l.detail);
+    ctx.note(l.detail);
+  }
 };
 
 }  // namespace

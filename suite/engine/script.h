@@ -129,6 +129,11 @@ struct Memory {  // read (compare) or write the connection's region
 struct Note {
   std::string text;
 };
+// alive [CONNECTION]: the connection's QP still works, or (bare) the CM still answers
+// (liveness.h). A FAIL names what went quiet.
+struct Alive {
+  std::optional<std::string> conn;
+};
 
 }  // namespace step
 
@@ -136,7 +141,7 @@ using Action =
     std::variant<step::Connect, step::Open, step::Accept, step::New, step::Disconnect, step::Status,
                  step::Send, step::Expect, step::ExpectNothing, step::Wait, step::CounterSnapshot,
                  step::Counter, step::CreateCq, step::PostRecv, step::PostSend, step::Poll,
-                 step::Query, step::Modify, step::Memory, step::Note>;
+                 step::Query, step::Modify, step::Memory, step::Note, step::Alive>;
 
 struct Step {
   int line = 0;

@@ -296,6 +296,11 @@ std::expected<void, std::string> check_cm_send(std::string_view message, const A
       if (item.value != "bad") return Fail("icrc: a CM message takes icrc=bad only");
       continue;
     }
+    if (item.key == "cut") {
+      auto n = parse_uint(item.value);
+      if (!n || *n > 0xFFFF) return Fail("cut: a byte count up to 65535");
+      continue;
+    }
     if (!item.value.starts_with('@'))
       if (auto ok = check_cm_field(message, *m, item); !ok) return ok;
   }

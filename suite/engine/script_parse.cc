@@ -281,6 +281,14 @@ std::expected<Action, std::string> parse_action(const Words& w, Scope& scope) {
     if (!d) return Fail(d.error());
     return step::Wait{*d};
   }
+  if (verb == "alive") {
+    if (auto ok = no_fields(w, "alive [CONNECTION]"); !ok) return Fail(ok.error());
+    if (w.words.size() == 1) return step::Alive{};
+    if (auto ok = arity(w, 2, "alive [CONNECTION]"); !ok) return Fail(ok.error());
+    auto c = conn(1);
+    if (!c) return Fail(c.error());
+    return step::Alive{*c};
+  }
   if (verb == "counter") {
     constexpr std::string_view usage = "counter NAME >= N (or ==, <=, >), or counter snapshot";
     if (auto ok = no_fields(w, usage); !ok) return Fail(ok.error());

@@ -123,7 +123,13 @@ class Target {
   // Empty while the convention holds (or nothing is known yet); else why it does not.
   const std::string& no_convention() const { return no_convention_; }
 
+  // The run may send input meant to crash or wedge the device (`--destructive`): the cases
+  // that need "destructive" (area robust) run only then, and SKIP otherwise.
+  void set_destructive(bool on) { destructive_ = on; }
+  bool destructive() const { return destructive_; }
+
  private:
+  bool destructive_ = false;
   bool convention_seen_ = false;
   std::string no_convention_;
 };

@@ -82,6 +82,7 @@ void TargetQps::open(Connection& c, const Assignments& a) {
     else if (item.key == "psn") {
       c.local_psn0 = num() & psn::kMask;
       c.next_psn = c.local_psn0;
+      c.flow_psn = c.local_psn0;
     } else if (item.key == "recv")
       recv = num();
     else if (item.key == "recv_len")

@@ -30,7 +30,7 @@ __all__ = ["case", "CaseInfo", "registered_cases", "load_cases"]
 _REGISTRY: List["CaseInfo"] = []
 _LEVELS = ("MUST", "SHOULD", "MAY")
 _CAPABILITIES = ("listener", "responder", "control", "pkey-limited", "mw-type1", "mw-type2", "vlan",
-                 "ipv6", "cc")
+                 "ipv6", "cc", "destructive")
 
 
 @dataclass
