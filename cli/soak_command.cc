@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/decode_command.h"
+#include "cli/duration.h"
 #include "cli/run_command.h"
 #include "reports/atomic_file.h"
 #include "suite/engine/target.h"
@@ -42,7 +43,8 @@ int soak_error(const std::string& message) {
 
 int run_soak_command(const SoakArgs& args) {
   if (!args.duration_s && !args.ops)
-    return soak_error("give the soak a bound: --duration SECONDS or --ops N (or both)");
+    return soak_error(
+        "give the soak a bound: --duration DURATION (90s, 10m, 24h) or --ops N (or both)");
   if (args.connections == 0 || args.connections > 64) return soak_error("--connections is 1 to 64");
   std::ofstream snapshots(args.snapshots, std::ios::trunc);
   if (!snapshots)
@@ -122,8 +124,15 @@ void add_soak_command(CLI::App& app, std::function<int()>& run) {
       "first divergence is shrunk to a short case script");
   add_target_options(*cmd, args->target);
   cmd->add_option("--seed", args->target.seed, "the traffic's seed (default 1)");
-  cmd->add_option("--duration", args->duration_s, "stop after this many seconds")
-      ->check(CLI::Range(0.001, 30.0 * 24 * 3600));
+  cmd->add_option_function<std::string>(
+         "--duration",
+         [args](const std::string& text) {
+           auto s = parse_duration_s(text);
+           if (!s) throw CLI::ValidationError("--duration", s.error());
+           args->duration_s = *s;
+         },
+         "stop after this long: seconds, or 90s, 10m, 24h")
+      ->type_name("DURATION");
   cmd->add_option("--ops", args->ops, "stop after this many operations");
   cmd->add_option("--connections", args->connections, "connections at once (default 8)");
   cmd->add_option("--episode-batches", args->episode_batches,

@@ -504,7 +504,8 @@ FuzzResult run_fuzz(engine::Target& target, const Corpus& corpus, const FuzzOpti
     target.set_destructive(true);
     const engine::CaseDef def =
         engine::load_script("cases/scripts/fuzz-reproducer.rcase", f.script);
-    const report::CaseResult rr = engine::run_case(target, def, opts.timing, episode_seed);
+    f.replay = engine::run_case(target, def, opts.timing, episode_seed);
+    const report::CaseResult& rr = f.replay;
     f.reproduces = rr.verdict == report::Verdict::kFail;
     f.reproduced_reason = rr.verdict == report::Verdict::kFail
                               ? rr.reason

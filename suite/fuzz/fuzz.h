@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/result.h"
 #include "suite/engine/target.h"
 #include "suite/engine/timing.h"
 #include "suite/fuzz/inputs.h"
@@ -54,6 +55,7 @@ struct Finding {
   std::string script;       // the reproducer (a case script)
   bool reproduces = false;  // the script FAILs alone on a reset target
   std::string reproduced_reason;
+  report::CaseResult replay;  // that run: its timeline is the evidence of the finding
 };
 
 struct FuzzResult {

@@ -1,0 +1,13 @@
+// Durations on the command line: "90s", "10m", "24h", "1.5h", "500ms", or plain seconds ("20").
+#pragma once
+
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace roceconf::cli {
+
+// Seconds, or one line saying what is wrong with `text`.
+std::expected<double, std::string> parse_duration_s(std::string_view text);
+
+}  // namespace roceconf::cli
