@@ -6,6 +6,8 @@
 #include <array>
 #include <cstring>
 
+#include "dissector/ip.h"
+
 namespace roceconf {
 
 namespace {
@@ -36,6 +38,30 @@ void clear_upper_vector_state() {
 }
 
 }  // namespace
+
+bool resize_roce_v2_transport(std::vector<std::uint8_t>& frame, std::size_t ip_at,
+                              std::size_t bth_at, std::size_t n) {
+  constexpr std::size_t kBth = 12, kUdp = 8, kIcrc = 4, kIpv6 = 40;
+  if (ip_at >= frame.size() || bth_at < ip_at + kUdp + 20 || bth_at + kBth + kIcrc > frame.size())
+    return false;
+  const bool v6 = (frame[ip_at] >> 4) == 6;
+  const std::size_t hl =
+      v6 ? kIpv6 : std::size_t{static_cast<std::uint8_t>(frame[ip_at] & 0x0F)} * 4;
+  if (hl < 20 || ip_at + hl + kUdp != bth_at) return false;
+  frame.resize(frame.size() - kIcrc);  // the old ICRC goes; what is added is zeros
+  frame.resize(bth_at + kBth + n + kIcrc, 0);
+  const std::size_t ip_total = frame.size() - ip_at;
+  be::store16(&frame[ip_at + (v6 ? 4 : 2)],
+              static_cast<std::uint16_t>(v6 ? ip_total - kIpv6 : ip_total));
+  be::store16(&frame[bth_at - kUdp + 4],
+              static_cast<std::uint16_t>(frame.size() - (bth_at - kUdp)));
+  if (!v6) refresh_ipv4_checksum(std::span(frame).subspan(ip_at, hl));
+  const std::size_t icrc_at = frame.size() - kIcrc;
+  store_icrc(&frame[icrc_at], compute_icrc(Bytes(frame).subspan(ip_at, icrc_at - ip_at),
+                                           v6 ? IcrcFraming::kRoceV2Ipv6 : IcrcFraming::kRoceV2Ipv4,
+                                           bth_at - ip_at));
+  return true;
+}
 
 void refresh_roce_v2_ipv4_icrc(std::span<std::uint8_t> frame, std::size_t ip_at,
                                std::size_t bth_at) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "dissector/bytes.h"
 
@@ -45,6 +46,14 @@ constexpr void store_icrc(std::uint8_t* p, std::uint32_t v) {
 // header starts at `ip_at` and BTH at `bth_at`: for frames edited after they were encoded.
 void refresh_roce_v2_ipv4_icrc(std::span<std::uint8_t> frame, std::size_t ip_at,
                                std::size_t bth_at);
+
+// Cuts (or extends with zeros) the bytes between the BTH and the ICRC of a RoCEv2 frame, IPv4 or
+// IPv6 at `ip_at`, BTH at `bth_at`, to `n`, then sets the IP and UDP lengths, the IPv4 header
+// checksum and the ICRC to agree with it: a frame whose only fault is what its length leaves
+// out or adds (a truncated header, a MAD of the wrong size). False, frame untouched, when the
+// offsets do not fit the frame.
+bool resize_roce_v2_transport(std::vector<std::uint8_t>& frame, std::size_t ip_at,
+                              std::size_t bth_at, std::size_t n);
 
 // VCRC: CRC-16, polynomial 0x100B (reflected 0xD008), initial 0xFFFF, final XOR 0xFFFF, over
 // LRH through ICRC; sent least significant byte first (checked against real DAG captures).

@@ -87,6 +87,7 @@ std::uint16_t CmAgent::pkey_at(std::uint16_t pkey_index, const Packet& received)
 }
 
 void CmAgent::transmit(Packet& p, const Mad& mad) {
+  if (hung_) return;
   // spec-facts §9.1: UD SEND ONLY from QP1 to QP1 with the GSI Q_Key.
   p.bth->opcode = opcode::kUdSendOnly;
   p.bth->psn = gsi_psn_++ & 0xFFFFFF;
@@ -166,7 +167,27 @@ std::optional<std::uint32_t> CmAgent::comm_id_of_qp(std::uint32_t qp_num) const 
 
 // ---- receiving -------------------------------------------------------------------------------
 
+namespace {
+
+// What the malformed-mad-hangs-cm defect chokes on: a MAD not 256 bytes long (C13-3), or an
+// rdma_cm REQ whose private-data header names an IP version other than 4 and 6 (Annex A11).
+bool malformed_mad(const Packet& p) {
+  if (p.has(FindingCode::kMadLength)) return true;
+  if (!p.mad || !p.mad->cm) return false;
+  const auto* req = std::get_if<CmReq>(&*p.mad->cm);
+  if (!req || !is_rdma_cm_service_id(req->service_id)) return false;
+  const auto header = decode_rdma_cm_header(req->private_data);
+  return header && header->ip_version != 4 && header->ip_version != 6;
+}
+
+}  // namespace
+
 void CmAgent::on_mad(const Packet& p, std::uint16_t pkey_index, std::uint64_t now_ns) {
+  if (hung_) return;
+  if (nic_.quirks().has(Quirk::kMalformedMadHangsCm) && malformed_mad(p)) {
+    hung_ = true;
+    return;
+  }
   if (!p.mad || !p.bth) return;
   const MadHeader& h = p.mad->header;
   // Other management classes, and MADs of an unknown base version, are not the CM's.
@@ -254,6 +275,7 @@ void CmAgent::set_deadline(CmConnection& c, std::optional<std::uint64_t> deadlin
 }
 
 void CmAgent::tick(std::uint64_t now_ns) {
+  if (hung_) return;
   while (!timers_.empty() && timers_.begin()->first <= now_ns) {
     const std::uint32_t id = timers_.begin()->second;
     timers_.erase(timers_.begin());
@@ -265,7 +287,7 @@ void CmAgent::tick(std::uint64_t now_ns) {
 }
 
 std::optional<std::uint64_t> CmAgent::next_deadline() const {
-  if (timers_.empty()) return std::nullopt;
+  if (timers_.empty() || hung_) return std::nullopt;
   return timers_.begin()->first;
 }
 

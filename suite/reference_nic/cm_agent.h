@@ -143,6 +143,7 @@ class CmAgent {
   std::expected<void, std::string> disconnect(std::uint32_t local_comm_id);
 
   // A MAD to QP1 that passed the GSI checks; `pkey_index` is where its P_Key sits in the table.
+  // The packet may carry no MAD (too short for its header): dropped, as MADs not 256 bytes are.
   void on_mad(const Packet& packet, std::uint16_t pkey_index, std::uint64_t now_ns);
   // The first data packet arrived on a connection's QP in RTR: established without an RTU.
   void on_comm_est(std::uint32_t qp_num, std::uint64_t now_ns);
@@ -154,6 +155,8 @@ class CmAgent {
   void configure(const CmAgentConfig& config);
   const CmAgentConfig& config() const { return config_; }
   const CmCounters& counters() const { return counters_; }
+  // The malformed-mad-hangs-cm defect struck: the agent answers and sends nothing until reset.
+  bool hung() const { return hung_; }
   // The connection a local communication ID names (until its TIMEWAIT ends).
   std::optional<CmConnectionInfo> connection(std::uint32_t local_comm_id) const;
   // The newest connection using `qp_num` (a listener knows its QPs, not their comm IDs).
@@ -221,6 +224,7 @@ class CmAgent {
   std::uint32_t next_tid_ = 0;
   std::uint32_t gsi_psn_ = 0;
   std::optional<std::uint32_t> last_psn_;  // sequential-psns: the last REP's Starting PSN
+  bool hung_ = false;
 
   std::map<std::uint64_t, ListenerCallbacks> listeners_;
   std::unordered_map<std::uint32_t, CmConnection> connections_;

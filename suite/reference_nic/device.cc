@@ -29,6 +29,7 @@ Device::Device(DeviceConfig config)
                                                                    : MrTable::KeyPolicy::kRandom;
   mrs_.set_key_policy(keys, splitmix(seed));
   mrs_.set_check_pd(!quirks_.has(Quirk::kPdUnchecked));
+  mrs_.set_va_wrap_unchecked(quirks_.has(Quirk::kRethVaWraps));
   mws_.set_quirks(quirks_);
   bool has_gid = false;
   for (std::uint32_t i = 0; i < port_.gid_table.size(); ++i) {

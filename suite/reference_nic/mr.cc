@@ -220,6 +220,12 @@ AccessResult MrTable::check(std::string_view key_name, std::uint32_t pd, std::ui
                     access_flags_names(needed & ~mr->access()), access_flags_names(mr->access()))));
   }
   if (!mr->contains(va, len)) {
+    // reth-va-wraps: `va >= start && va + len <= end` with the sum wrapping (CVE-2016-8636).
+    if (va_wrap_unchecked_ && va >= mr->addr() && va + len <= mr->addr() + mr->length() &&
+        len <= kStrayLimit) {
+      if (stray_.size() < len) stray_.resize(static_cast<std::size_t>(len));
+      return MrSpan{mr, std::span(stray_).first(static_cast<std::size_t>(len))};
+    }
     return std::unexpected(
         fault(AccessFault::kOutOfBounds,
               fmt::format("{} bytes at {:#x} are outside {} {:#010x} [{:#x}, {:#x})", len, va,

@@ -137,6 +137,9 @@ class MrTable {
   explicit MrTable(Limits limits) : limits_(limits) {}
   // The pd-unchecked defect: keys of another PD's regions work.
   void set_check_pd(bool on) { check_pd_ = on; }
+  // The reth-va-wraps defect: the range check computes va + len modulo 2^64, so an access that
+  // wraps past 2^64 passes. Its bytes go to `stray_`, memory outside every region.
+  void set_va_wrap_unchecked(bool on) { va_wrap_unchecked_ = on; }
   // How keys are chosen, for regions registered afterwards; `seed` restarts the random keys.
   void set_key_policy(KeyPolicy policy, std::uint64_t seed);
 
@@ -164,8 +167,13 @@ class MrTable {
   std::expected<void, AccessError> scatter(std::uint32_t pd, std::span<const Sge> sg_list,
                                            std::span<const std::uint8_t> data);
 
+  // The most stray bytes a wrapped access may touch in the model (a longer one is refused).
+  static constexpr std::uint64_t kStrayLimit = 1u << 20;
+
  private:
   bool check_pd_ = true;
+  bool va_wrap_unchecked_ = false;
+  std::vector<std::uint8_t> stray_;
   AccessResult check(std::string_view key_name, std::uint32_t pd, std::uint32_t key,
                      std::uint64_t va, std::uint64_t len, AccessFlags needed);
 

@@ -10,6 +10,8 @@ namespace roceconf::target {
 
 namespace {
 
+constexpr std::uint32_t kMaxQpn = 0xFFFFFF;  // the highest QPN a BTH can name
+
 DeviceConfig with_quirks_and_ip(NicConfig& c) {
   DeviceConfig d = c.device;
   d.quirks = c.quirks;
@@ -75,6 +77,7 @@ Nic::~Nic() = default;
 
 void Nic::receive(Bytes frame, std::uint64_t now_ns) {
   now_ = now_ns;
+  if (wire_.halted()) return;  // unknown-opcode-kills-nic: a dead NIC takes nothing in
   Counters& c = device_.counters();
   decode_into(rx_, frame, LinkType::kEthernet, {.udp_port = config_.udp_port});
   const Bytes received = frame;
@@ -104,6 +107,7 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
   if (rx_.has(FindingCode::kTruncated) || rx_.has(FindingCode::kIpLength) ||
       rx_.has(FindingCode::kUdpLength) || rx_.has(FindingCode::kIpVersion) ||
       rx_.has(FindingCode::kIpChecksum)) {
+    if (config_.quirks.has(Quirk::kTruncatedAethHangsRequester)) hang_requester_on_cut_aeth(rx_);
     return;
   }
   // RoCEv2 over IPv4 has no options and is never fragmented (CA17-3, CA17-7, CA17-8); a packet
@@ -115,6 +119,7 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
         !config_.quirks.has(Quirk::kIpFragmentsAccepted))
       return;
   }
+  if (config_.quirks.has(Quirk::kUnknownOpcodeKillsNic) && kills_nic(rx_)) return;
   // The ICRC is checked before any key, so a corrupted packet never counts as a key violation.
   if (!wire_.icrc_accepts(rx_, frame)) {
     c.icrc_error++;
@@ -122,6 +127,29 @@ void Nic::receive(Bytes frame, std::uint64_t now_ns) {
   }
   if (rx_.bth->version != 0) return;  // C9-? TVer must be 0: silently dropped
   dispatch(rx_, frame);
+}
+
+// The unknown-opcode-kills-nic defect, as rxe before "Reject unknown opcodes before ICRC
+// processing": the ICRC of an opcode it has no header length for is computed past the frame.
+bool Nic::kills_nic(const Packet& p) {
+  const OpcodeInfo& op = opcode_info(p.bth->opcode);
+  if ((op.valid && op.service != Service::kManufacturer) || p.bth->dqpn != kMaxQpn) return false;
+  wire_.halt();
+  return true;
+}
+
+// The truncated-aeth-hangs-requester defect: a READ response too short for its AETH (lengths
+// and ICRC otherwise right) is parsed anyway, and the requester QP it names stops.
+void Nic::hang_requester_on_cut_aeth(const Packet& p) {
+  if (!p.bth || p.aeth || !p.icrc || !p.icrc->ok()) return;
+  if (p.has(FindingCode::kIpLength) || p.has(FindingCode::kUdpLength) ||
+      p.has(FindingCode::kIpVersion) || p.has(FindingCode::kIpChecksum))
+    return;
+  const OpcodeInfo& op = opcode_info(p.bth->opcode);
+  if (!op.valid || op.service != Service::kRc || op.kind != OpKind::kReadResponse ||
+      !(op.headers & hdr::kAeth))
+    return;
+  if (Qp* qp = device_.qp(p.bth->dqpn); qp && qp->qp_type() == QpType::kRc) requester_->wedge(*qp);
 }
 
 Qp* Nic::newest_qp_of(const Packet& p) {
@@ -171,7 +199,9 @@ void Nic::dispatch(const Packet& p, Bytes) {
       c.qkey_violation++;
       return;
     }
-    if (p.mad) cm_->on_mad(p, static_cast<std::uint16_t>(*index), now_);
+    // A MAD too short for its header still reaches the agent (malformed-mad-hangs-cm).
+    if (p.mad || p.has(FindingCode::kMadLength))
+      cm_->on_mad(p, static_cast<std::uint16_t>(*index), now_);
     return;
   }
 
@@ -180,6 +210,7 @@ void Nic::dispatch(const Packet& p, Bytes) {
     c.unknown_qp++;
     return;
   }
+  if (wedged_.contains(qp->qp_num())) return;
   const QpType type = qp->init_attr().qp_type;
   if (!service_matches(type, op.service) || !qp->can_receive()) return;
   if (type == QpType::kRc || type == QpType::kUc) {
@@ -200,6 +231,12 @@ void Nic::dispatch(const Packet& p, Bytes) {
     c.qkey_violation++;
     return;
   }
+  if (config_.quirks.has(Quirk::kPadOverrunWedgesQp) && p.has(FindingCode::kPadCount)) {
+    // payload_size() underflows: the QP's receive context is stuck for good (quirks.cc).
+    wedged_.insert(qp->qp_num());
+    requester_->wedge(*qp);
+    return;
+  }
   if (op.is_request) {
     responder_->on_request(*qp, p, now_);
     congestion_->on_request(*qp, p, now_);  // a CNP when it arrived marked CE
@@ -209,6 +246,7 @@ void Nic::dispatch(const Packet& p, Bytes) {
 
 void Nic::tick(std::uint64_t now_ns) {
   now_ = now_ns;
+  if (wire_.halted()) return;
   requester_->tick(now_ns);
   congestion_->tick(now_ns);
   cm_->tick(now_ns);
@@ -216,6 +254,7 @@ void Nic::tick(std::uint64_t now_ns) {
 
 std::optional<std::uint64_t> Nic::next_deadline() const {
   std::optional<std::uint64_t> out;
+  if (wire_.halted()) return out;
   for (const auto t :
        {requester_->next_deadline(), congestion_->next_deadline(), cm_->next_deadline()})
     if (t && (!out || *t < *out)) out = t;
@@ -255,6 +294,7 @@ PostResult Nic::post_recv(std::uint32_t qp_num, std::span<const RecvWr> wrs) {
 VerbsResult<void> Nic::destroy_qp(std::uint32_t qp_num) {
   auto result = device_.destroy_qp(qp_num);
   if (result) {
+    wedged_.erase(qp_num);
     responder_->forget(qp_num);
     requester_->forget(qp_num);
     congestion_->forget(qp_num);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -73,6 +74,9 @@ class Nic {
 
  private:
   void dispatch(const Packet& p, Bytes frame);
+  // The fuzz-area defects that act before the dispatch (quirks.h); true when the frame is gone.
+  bool kills_nic(const Packet& p);
+  void hang_requester_on_cut_aeth(const Packet& p);
   bool pkey_accepts(std::uint16_t packet_pkey, std::uint16_t qp_pkey) const;
   Qp* newest_qp_of(const Packet& p);
 
@@ -86,6 +90,8 @@ class Nic {
   Packet rx_;
   std::vector<std::uint8_t> assumed_;  // the frame as a quirk misreads it (rx_ points into it)
   std::uint64_t now_ = 0;
+  // QPs the pad-overrun-wedges-qp defect wedged: nothing sent to them is handled again.
+  std::set<std::uint32_t> wedged_;
 };
 
 }  // namespace roceconf::target

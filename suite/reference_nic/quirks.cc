@@ -147,6 +147,42 @@ constexpr std::array<QuirkInfo, static_cast<std::size_t>(kCount)> kQuirks = {{
      "CNPs paced per port: one per interval for all QPs together"},
     {kCnpIgnored, "cnp-ignored", "cc", "a received CNP leaves the QP's send rate as it was"},
     {kCnpSlowsAll, "cnp-slows-all", "cc", "a received CNP lowers the send rate of every QP"},
+    // Area "fuzz": each needs an input no catalogue case sends, so a plain run stays blind and
+    // the fuzzer must find it (cases/README.md, "Defects only hostile input reaches").
+    //
+    // Linux rxe computed payload_size() as the UDP length less headers, pad and ICRC before
+    // checking that they fit, so a short packet with a forged PadCnt underflowed it (fixed by
+    // "RDMA/rxe: Validate pad and ICRC before payload_size() in rxe_rcv"); ReDMArk (USENIX
+    // Security 2021) showed one injected packet disabling a connection.
+    {kPadOverrunWedgesQp, "pad-overrun-wedges-qp", "fuzz",
+     "a request whose PadCnt exceeds its payload wedges the QP: it stays RTS and answers nothing "
+     "again (rxe: \"Validate pad and ICRC before payload_size() in rxe_rcv\")"},
+    // rxe read an unknown opcode's header length (0) from its table and computed the ICRC past
+    // the frame: a 48-byte UDP/4791 packet with opcode 0xff to QPN 0xFFFFFF could panic the host,
+    // no QP or connection needed ("RDMA/rxe: Reject unknown opcodes before ICRC processing").
+    {kUnknownOpcodeKillsNic, "unknown-opcode-kills-nic", "fuzz",
+     "a reserved or vendor opcode to QPN 0xFFFFFF, whatever its ICRC, stops the whole NIC: nothing "
+     "goes on the wire again, CM included, until reset (rxe: \"Reject unknown opcodes before ICRC "
+     "processing\")"},
+    // The same rxe fix's other half: a packet shorter than its opcode's headers had them read past
+    // its end; the truncated-header class of dissector faults (Wireshark's advisories).
+    {kTruncatedAethHangsRequester, "truncated-aeth-hangs-requester", "fuzz",
+     "a READ response whose AETH is cut short (ICRC good) hangs the requester QP: no completion, "
+     "no retry, no error (rxe rxe_rcv header-length check; truncated-header dissector faults)"},
+    // MADs are 256 bytes (C13-3) and an rdma_cm REQ's private data starts with a header whose IP
+    // version is 4 or 6 (Annex A11; Linux cma.c checks both before use); a CM agent that trusts
+    // either reads past its buffer.
+    {kMalformedMadHangsCm, "malformed-mad-hangs-cm", "fuzz",
+     "a MAD to QP1 shorter or longer than 256 bytes, or a REQ whose rdma_cm header has an IP "
+     "version other than 4 and 6, hangs the CM agent: no MAD answered until reset, data on "
+     "existing connections unaffected"},
+    // The region check written as va + len <= end wraps: CVE-2016-8636, rxe's mem_check_range
+    // ("IB/rxe: Fix mem_check_range integer overflow", 647bf3d8a8e5, now mr_check_range); the
+    // same bug fixed in libfabric's ofi_mr_map_verify (ofiwg/libfabric#12826).
+    {kRethVaWraps, "reth-va-wraps", "fuzz",
+     "a RETH whose VA + DMA length wraps past 2^64 passes the region check: the WRITE is ACKed "
+     "and its bytes land outside the region, a READ returns bytes from outside it "
+     "(CVE-2016-8636, rxe mem_check_range)"},
 }};
 }  // namespace
 

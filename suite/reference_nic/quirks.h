@@ -97,13 +97,21 @@ enum class Quirk : std::uint8_t {
   kCnpPacedPerPort,            // one CNP per interval for the whole port, not per QP
   kCnpIgnored,                 // a received CNP does not lower the QP's rate
   kCnpSlowsAll,                // a received CNP lowers the rate of every QP
+  // Defects no catalogue case reaches (area "fuzz"): hostile input kills or wedges the device.
+  kPadOverrunWedgesQp,           // a PadCnt above the payload wedges the QP (still RTS)
+  kUnknownOpcodeKillsNic,        // an unknown opcode to QPN 0xFFFFFF stops the whole NIC
+  kTruncatedAethHangsRequester,  // a READ response with a cut AETH hangs the requester QP
+  kMalformedMadHangsCm,          // a MAD of the wrong size (or a bad rdma_cm header) hangs the CM
+  kRethVaWraps,                  // a RETH VA + DMA length past 2^64 passes the region check
   kCount,
 };
 
 struct QuirkInfo {
   Quirk quirk;
   std::string_view name;  // as given to --quirk
-  std::string_view area;  // the case area that must catch it
+  // The case area that must catch it; "fuzz": none may (no case sends its input), the fuzzer
+  // must find it.
+  std::string_view area;
   std::string_view description;
 };
 

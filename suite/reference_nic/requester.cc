@@ -161,6 +161,7 @@ void Requester::settle(Qp& qp) {
 }
 
 void Requester::kick(Qp& qp, std::uint64_t now_ns) {
+  if (wedged_.contains(qp.qp_num())) return;
   if (nic_.quirks().has(Quirk::kStaleSqOnRts)) stale_.observe(qp);
   if (Flow* f = flow_of(qp)) pump(qp, *f, now_ns);
   settle(qp);
@@ -184,6 +185,7 @@ void Requester::on_state_change(Qp& qp, QpState from, std::uint64_t now_ns) {
 
 void Requester::forget(std::uint32_t qp_num) {
   flows_.erase(qp_num);
+  wedged_.erase(qp_num);
   stale_.forget(qp_num);
 }
 
@@ -459,8 +461,16 @@ WcStatus Requester::send_ud(Qp& qp, Flow& f, const SendWr& wr) {
 
 // ---- responses (RC) ----------------------------------------------------------------------------
 
+void Requester::wedge(Qp& qp) {
+  if (Flow* f = flow_of(qp)) {
+    f->ack_deadline.reset();
+    f->rnr_deadline.reset();
+  }
+  wedged_.insert(qp.qp_num());
+}
+
 void Requester::on_response(Qp& qp, const Packet& packet, std::uint64_t now_ns) {
-  if (qp.qp_type() != QpType::kRc || !packet.bth) return;
+  if (qp.qp_type() != QpType::kRc || !packet.bth || wedged_.contains(qp.qp_num())) return;
   Flow* f = flow_of(qp);
   if (!f) return;
   const std::uint32_t psn = packet.bth->psn;

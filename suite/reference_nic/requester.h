@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "dissector/packet.h"
 #include "suite/reference_nic/qp.h"
@@ -38,6 +39,9 @@ class Requester {
   // The QP moved from `from` to its current state (RTS entry, SQD, ERR, RESET).
   void on_state_change(Qp& qp, QpState from, std::uint64_t now_ns);
   void forget(std::uint32_t qp_num);
+  // The pad-overrun-wedges-qp and truncated-aeth-hangs-requester defects: the QP's send side
+  // stops for good (no packet, completion, retry or timer) while it stays in RTS.
+  void wedge(Qp& qp);
 
   void tick(std::uint64_t now_ns);
   std::optional<std::uint64_t> next_deadline() const;
@@ -83,6 +87,7 @@ class Requester {
 
   Nic& nic_;
   std::map<std::uint32_t, std::unique_ptr<Flow>> flows_;
+  std::set<std::uint32_t> wedged_;
   StaleSendQueue stale_;
 };
 

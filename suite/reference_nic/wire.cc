@@ -128,6 +128,7 @@ Packet Wire::reply_to(const Packet& rx, std::uint32_t dest_qpn, std::uint16_t pk
 }
 
 void Wire::send(const Packet& packet) {
+  if (halted_) return;
   encode_into(buffer_, packet);
   if (quirks_.has(Quirk::kIpv6PlenWithoutIcrc) && packet.ipv6 && packet.bth) {
     // The payload length as a stack that forgets the trailer computes it, and the ICRC over the

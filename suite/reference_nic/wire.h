@@ -41,6 +41,10 @@ class Wire {
 
   std::uint16_t udp_port() const { return udp_port_; }
 
+  // The unknown-opcode-kills-nic defect: the NIC is dead, nothing leaves it until it is rebuilt.
+  void halt() { halted_ = true; }
+  bool halted() const { return halted_; }
+
  private:
   // TTL / hop limit, ECN and DF as the AV and the framing defects make them.
   void frame_ip(Ipv4& ip, std::uint8_t hop_limit) const;
@@ -52,6 +56,7 @@ class Wire {
   std::uint16_t udp_port_;
   mutable std::uint16_t ip_id_ = 1;
   std::vector<std::uint8_t> buffer_;
+  bool halted_ = false;
 };
 
 }  // namespace roceconf::target
