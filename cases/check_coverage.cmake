@@ -1,7 +1,7 @@
-# Fails when the compliance coverage table in README.md (between the coverage:begin and
+# Fails when the compliance coverage table in cases/COVERAGE.md (between the coverage:begin and
 # coverage:end markers) is not what the built catalogue generates, or when a case cites a
 # statement ID the registry (reports/statements.cc) does not know.
-# cmake -DROCECONF=<roceconf binary> -DREADME=<README.md> -P check_coverage.cmake
+# cmake -DROCECONF=<roceconf binary> -DREADME=<cases/COVERAGE.md> -P check_coverage.cmake
 execute_process(COMMAND ${ROCECONF} run --list --format coverage OUTPUT_VARIABLE generated
                 RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -18,7 +18,7 @@ set(end_marker "<!-- coverage:end -->")
 string(FIND "${readme}" "${begin_marker}" b)
 string(FIND "${readme}" "${end_marker}" e)
 if(b EQUAL -1 OR e EQUAL -1)
-  message(FATAL_ERROR "README.md has no coverage:begin / coverage:end markers")
+  message(FATAL_ERROR "cases/COVERAGE.md has no coverage:begin / coverage:end markers")
 endif()
 string(LENGTH "${begin_marker}" blen)
 math(EXPR start "${b} + ${blen}")
@@ -27,7 +27,7 @@ string(SUBSTRING "${readme}" ${start} ${len} committed)
 if(NOT generated STREQUAL committed)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/COVERAGE.generated.md "${generated}")
   message(FATAL_ERROR
-    "README.md's coverage table differs from the catalogue (the generated table is in "
+    "cases/COVERAGE.md's coverage table differs from the catalogue (the generated table is in "
     "${CMAKE_CURRENT_BINARY_DIR}/COVERAGE.generated.md): replace the lines between the "
     "coverage markers with 'build/roceconf run --list --format coverage' (scripts/update_coverage.sh)")
 endif()

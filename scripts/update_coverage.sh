@@ -1,5 +1,5 @@
 #!/bin/sh
-# Rewrites the compliance coverage table in README.md (between the coverage markers) and
+# Rewrites the compliance coverage table in cases/COVERAGE.md (between the coverage markers) and
 # cases/TRACEABILITY.md from the built catalogue. Usage: scripts/update_coverage.sh [BUILD_DIR]
 set -eu
 build=${1:-build}
@@ -11,8 +11,8 @@ trap 'rm -f "$table"' EXIT
 /usr/bin/python3 - "$table" <<'PY'
 import sys
 table = open(sys.argv[1]).read()
-readme = open("README.md").read()
+readme = open("cases/COVERAGE.md").read()
 begin, end = "<!-- coverage:begin -->\n", "<!-- coverage:end -->"
 i, j = readme.index(begin) + len(begin), readme.index(end)
-open("README.md", "w").write(readme[:i] + table + readme[j:])
+open("cases/COVERAGE.md", "w").write(readme[:i] + table + readme[j:])
 PY

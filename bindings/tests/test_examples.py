@@ -1,6 +1,6 @@
 """The examples/ cases: all pass on the clean reference target through `roceconf run --cases
 examples/`, each fails with the defect it is meant to catch, and they run under pytest too: the
-README's pytest line as written, `pytest .` in a directory of case files, and a bad option as
+PYTHON.md's pytest line as written, `pytest .` in a directory of case files, and a bad option as
 pytest's one-line usage error."""
 
 import json
@@ -52,9 +52,7 @@ def test_examples_under_pytest(tmp_path):
 
 
 def readme_pytest_line():
-    text = open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8").read()
-    section = text[text.index("## Python: packets, targets and your own cases"):]
-    section = section[:section.index("\n## ", 1)]
+    section = open(os.path.join(SOURCE_DIR, "bindings", "PYTHON.md"), encoding="utf-8").read()
     lines = [l for l in section.splitlines() if " -m pytest " in l]
     assert len(lines) == 1, lines
     return lines[0]
@@ -65,7 +63,7 @@ def test_the_readme_pytest_line_as_written():
     build_python = os.path.join(SOURCE_DIR, "build", "python")
     here = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
     if not (os.path.isdir(build_python) and here and os.path.samefile(build_python, here)):
-        pytest.skip("the build tree is not build/ of the source tree: the README's line names it")
+        pytest.skip("the build tree is not build/ of the source tree: the page's line names it")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run(["/bin/sh", "-c", line], capture_output=True, text=True, cwd=SOURCE_DIR,
                        env=env, timeout=300)
