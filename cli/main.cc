@@ -11,6 +11,7 @@
 
 #include "cli/compare_command.h"
 #include "cli/decode_command.h"
+#include "cli/doctor_command.h"
 #include "cli/fleet_command.h"
 #include "cli/run_command.h"
 #include "cli/soak_command.h"
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   roceconf::cli::add_compare_command(app, run);
   roceconf::cli::add_fleet_command(app, run);
   roceconf::cli::add_soak_command(app, run);
+  roceconf::cli::add_doctor_command(app, run);
 
   try {
     app.parse(argc, argv);
