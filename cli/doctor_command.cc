@@ -20,26 +20,27 @@ struct DoctorArgs {
   bool json = false;
 };
 
-int run_doctor(const DoctorArgs& args) {
+std::expected<engine::Profile, std::string> run_profile(const RunArgs& r) {
   engine::Profile profile;
-  if (!args.run.profile.empty()) {
-    auto p = engine::load_profile(args.run.profile);
-    if (!p) {
-      fmt::print(stderr, "roceconf doctor: error: {}\n", p.error());
-      return kExitUsage;
-    }
+  if (!r.profile.empty()) {
+    auto p = engine::load_profile(r.profile);
+    if (!p) return std::unexpected(p.error());
     profile = std::move(*p);
   }
-  const RunArgs& r = args.run;
   engine::ProfileOverrides o{r.interface, r.target_mac,   r.target_ip, r.tester_mac,
                              r.tester_ip, r.service_port, r.agent};
-  auto ok = engine::apply_overrides(profile, o);
-  if (ok) ok = engine::validate(profile);
-  if (!ok) {
-    fmt::print(stderr, "roceconf doctor: error: {}\n", ok.error());
+  if (auto ok = engine::apply_overrides(profile, o); !ok) return std::unexpected(ok.error());
+  if (auto ok = engine::validate(profile); !ok) return std::unexpected(ok.error());
+  return profile;
+}
+
+int run_doctor(const DoctorArgs& args) {
+  auto profile = run_profile(args.run);
+  if (!profile) {
+    fmt::print(stderr, "roceconf doctor: error: {}\n", profile.error());
     return kExitUsage;
   }
-  auto checks = preflight::check_host(profile, preflight::system_view(profile.netns));
+  auto checks = preflight::check_host(*profile, preflight::system_view(profile->netns));
   if (args.json) {
     fmt::print("{}\n", preflight::to_json(checks).dump(2));
   } else {
@@ -53,6 +54,27 @@ int run_doctor(const DoctorArgs& args) {
 }
 
 }  // namespace
+
+std::expected<std::vector<std::pair<std::string, std::string>>, std::string> run_preflight(
+    const RunArgs& args) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (args.skip_preflight) {
+    out.emplace_back("skipped", "--skip-preflight");
+    return out;
+  }
+  auto profile = run_profile(args);
+  if (!profile) return out;
+  auto checks = preflight::check_host(*profile, preflight::system_view(profile->netns));
+  for (const auto& c : checks) {
+    if (c.level == preflight::Level::error)
+      return std::unexpected(fmt::format(
+          "preflight: {}: {}; fix: {} (`roceconf doctor` lists every check; --skip-preflight "
+          "overrides)",
+          c.name, c.message, c.fix));
+    out.emplace_back(c.name, fmt::format("{}: {}", preflight::level_name(c.level), c.message));
+  }
+  return out;
+}
 
 void add_doctor_command(CLI::App& app, std::function<int()>& run) {
   auto args = std::make_shared<DoctorArgs>();

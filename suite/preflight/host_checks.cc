@@ -145,7 +145,7 @@ std::vector<Check> check_host(const engine::Profile& profile, const HostView& ho
     std::string ip = format_ipv4(*profile.tester_ip);
     auto addrs = host.run("ip -4 -o addr show");
     bool owned = false;
-    std::string owner;
+    std::string owner, prefix;
     if (addrs) {
       std::istringstream in(*addrs);
       std::string line;
@@ -153,20 +153,20 @@ std::vector<Check> check_host(const engine::Profile& profile, const HostView& ho
         if (line.find(" inet " + ip + "/") == std::string::npos) continue;
         owned = true;
         std::istringstream words(line);
-        std::string idx, dev;
-        words >> idx >> dev;
+        std::string idx, dev, family, cidr;
+        words >> idx >> dev >> family >> cidr;
         owner = dev;
+        prefix = cidr;
       }
     }
     if (owned)
       out.push_back({"tester-ip", Level::warning,
                      fmt::format("tester IP {} is owned by the kernel ({}): it answers the DUT's "
-                                 "RoCE packets with ICMP port unreachable (the run blocks that "
-                                 "for its duration)",
+                                 "RoCE packets with ICMP port unreachable",
                                  ip, owner),
-                     fmt::format("ip addr del {}/$(ip -4 -o addr show dev {} | awk '/{} /{{print "
-                                 "$4}}' | cut -d/ -f2) dev {}  # or pick an unused tester_ip",
-                                 ip, owner, ip, owner)});
+                     fmt::format("ip addr del {} dev {}  # or pick a tester_ip the kernel does "
+                                 "not own",
+                                 prefix, owner)});
     else
       out.push_back(ok("tester-ip", fmt::format("tester IP {} is not the kernel's", ip)));
   }
