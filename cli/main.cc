@@ -11,9 +11,10 @@
 
 #include "cli/compare_command.h"
 #include "cli/decode_command.h"
+#include "cli/doctor_command.h"
 #include "cli/fleet_command.h"
-#include "cli/run_command.h"
 #include "cli/fuzz_command.h"
+#include "cli/run_command.h"
 #include "cli/soak_command.h"
 #include "cli/target_command.h"
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   roceconf::cli::add_fleet_command(app, run);
   roceconf::cli::add_soak_command(app, run);
   roceconf::cli::add_fuzz_command(app, run);
+  roceconf::cli::add_doctor_command(app, run);
 
   try {
     app.parse(argc, argv);

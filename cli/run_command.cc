@@ -33,6 +33,7 @@
 #endif
 #include "cli/compare_command.h"
 #include "cli/decode_command.h"
+#include "cli/doctor_command.h"
 #include "reports/atomic_file.h"
 #include "reports/html_writer.h"
 #include "reports/json_writer.h"
@@ -517,6 +518,12 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
           fmt::format("cannot create the report directory {}: {}", dir.string(), ec.message()));
   }
 
+  std::vector<std::pair<std::string, std::string>> preflight;
+  if (args.target == "raw") {
+    auto checked = run_preflight(args);
+    if (!checked) return setup_error(checked.error());
+    preflight = std::move(*checked);
+  }
   auto target = open_target(args);
   if (!target) return setup_error(target.error());
   (*target)->set_destructive(args.destructive);
@@ -544,6 +551,7 @@ int run_run(const RunArgs& args, const std::vector<engine::CaseDef>* extra) {
   report::RunIdentity& identity = result.identity;
   identity.device = (*target)->identity();
   identity.host = tester_host();
+  identity.preflight = std::move(preflight);
   if (auto words = process_arguments(); words && !words->empty()) {
     // The program by its name as typed; the arguments as given.
     for (const auto& w : *words)
@@ -767,6 +775,9 @@ void add_target_options(CLI::App& cmd, RunArgs& args) {
   cmd.add_option("--tester-ip", args.tester_ip, "raw target: our IPv4 address");
   cmd.add_option("--service-port", args.service_port,
                  "raw target: rdma_cm port of the device's responder (default 7471)");
+  cmd.add_flag(
+      "--skip-preflight", args.skip_preflight,
+      "raw target: skip the tester-host preflight (`roceconf doctor`); the report says so");
   cmd.add_option("--agent", args.agent,
                  "raw target: HOST:PORT of roceconf-agent's control API on the DUT host");
   cmd.add_option("--expect-floor-ms", args.expect_floor_ms,

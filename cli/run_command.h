@@ -43,6 +43,7 @@ struct RunArgs {
   std::string profile;
   std::optional<std::string> interface, target_mac, target_ip, tester_mac, tester_ip, agent;
   std::optional<std::uint16_t> service_port;
+  bool skip_preflight = false;  // raw target: no tester-host preflight (recorded in the report)
   // timing
   double expect_floor_ms = 200;
   double silence_floor_ms = 20;

@@ -516,6 +516,12 @@ std::string to_html(const RunResult& run, const HtmlOptions& options) {
   if (!run.identity.profile_path.empty())
     row("Profile",
         code(run.identity.profile_path) + ", sha256 " + code(run.identity.profile_sha256));
+  if (!run.identity.preflight.empty()) {
+    std::string checks;
+    for (const auto& [name, result] : run.identity.preflight)
+      checks += (checks.empty() ? "" : "; ") + name + " " + result;
+    row("Preflight", esc(checks));
+  }
   row("Started", esc(iso8601_utc(run.start_unix_ns, false)));
   row("Duration", human_duration(run.duration_ns));
   row("Round trip", micros(run.rtt_ns));

@@ -138,6 +138,7 @@ Json identity_json(const RunResult& run) {
   j["seed"] = id.seed;
   j["command_line"] = id.command_line;
   j["profile"] = {{"path", id.profile_path}, {"sha256", id.profile_sha256}};
+  if (!id.preflight.empty()) j["preflight"] = pairs_json(id.preflight);
   j["started"] = iso8601_utc(run.start_unix_ns);
   // Check with `sha256sum evidence.pcapng`.
   j["evidence"] = {{"path", id.evidence_path}, {"sha256", id.evidence_sha256}};

@@ -112,7 +112,9 @@ struct RunIdentity {
   std::vector<std::pair<std::string, std::string>> host;
   std::string command_line;  // shell-quoted
   std::uint64_t seed = 0;
-  std::string profile_path, profile_sha256;    // the raw target's profile file, if any
+  std::string profile_path, profile_sha256;  // the raw target's profile file, if any
+  // The raw target's tester-host preflight: check, "level: message" (or "skipped").
+  std::vector<std::pair<std::string, std::string>> preflight;
   std::string evidence_path, evidence_sha256;  // the pcapng, hashed after it was closed
 };
 

@@ -29,7 +29,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark libwireshark-dev libglib2.0-dev
   python3 python3-dev python3-pytest python3-pytest-xdist python3-scapy python3-pybind11 pybind11-dev
-  iproute2
+  iproute2 ethtool
   libibverbs-dev librdmacm-dev
   chromium libxml2-utils
 )
