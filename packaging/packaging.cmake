@@ -31,4 +31,16 @@ set(CPACK_COMPONENT_AGENT_DESCRIPTION
     "roceconf-agent runs on the host of the device under test: the responder convention over\n"
     "libibverbs and librdmacm, and a control API protected by /etc/roceconf-agent.secret.")
 
+# The catalogue's sources (the binary carries them compiled in) and the reference pages, for
+# reading and for `roceconf run --cases` users copying a case.
+if(NOT ROCECONF_AGENT_ONLY)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/cases/ DESTINATION share/roceconf/cases
+          COMPONENT roceconf FILES_MATCHING PATTERN "*.rcase" PATTERN "*.md")
+  install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/suite/engine/PROFILE.md
+                ${PROJECT_SOURCE_DIR}/control/CONTROL_API.md
+          DESTINATION share/doc/roceconf COMPONENT roceconf)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/README.md DESTINATION share/doc/roceconf
+          RENAME PACKAGING.md COMPONENT roceconf)
+endif()
+
 include(CPack)
