@@ -20,6 +20,7 @@
 #include "agent/control_server.h"
 #include "agent/responder.h"
 #include "control/auth.h"
+#include "man/cli_roff.h"
 
 namespace {
 
@@ -63,12 +64,20 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 4096u));
   app.add_option("--recv-buffer-size", responder.recv_buffer_size, "responder: bytes per receive")
       ->check(CLI::Range(1u, 1u << 20));
+  bool man = false;
+  // Hidden: the build writes roceconf-agent(8) with it, from this very tree.
+  app.add_flag("--man", man, "print this command's man page (roff)")->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return error(fmt::format("{} (see --help)", e.what()));
+  }
+  if (man) {
+    fmt::print("{}", roceconf::man::page(app, "8", ROCECONF_VERSION,
+                                         ".BR roceconf (1),\n.BR roceconf\\-profile (5)"));
+    return 0;
   }
   session.port = static_cast<std::uint8_t>(port_num);
   if (listen.empty() && control.empty())

@@ -17,6 +17,7 @@
 #include "cli/run_command.h"
 #include "cli/soak_command.h"
 #include "cli/target_command.h"
+#include "man/cli_roff.h"
 
 namespace {
 
@@ -50,6 +51,16 @@ int main(int argc, char** argv) {
   roceconf::cli::add_soak_command(app, run);
   roceconf::cli::add_fuzz_command(app, run);
   roceconf::cli::add_doctor_command(app, run);
+  // Hidden: the build writes roceconf(1) with it, from this very tree.
+  app.add_subcommand("man", "print this command's man page (roff)")->group("")->callback([&] {
+    run = [&] {
+      fmt::print("{}",
+                 roceconf::man::page(app, "1", ROCECONF_VERSION,
+                                     ".BR roceconf\\-agent (8),\n.BR roceconf\\-profile (5),\n"
+                                     ".BR roceconf\\-case (5),\n.BR tshark (1)"));
+      return 0;
+    };
+  });
 
   try {
     app.parse(argc, argv);

@@ -32,6 +32,7 @@ packages=(
   iproute2 ethtool
   libibverbs-dev librdmacm-dev
   chromium libxml2-utils
+  dpkg-dev mmdebstrap man-db
 )
 [[ $mode == dut ]] && packages=("${dut_packages[@]}")
 

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the Debian packages into build-pkg/packages/ (packaging/README.md): roceconf and
+# roceconf-agent, installed under /usr, the Python module for /usr/bin/python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${ROCECONF_PACKAGE_BUILD_DIR:-build-pkg}
+cmake -S . -B "$dir" -G Ninja -DCMAKE_INSTALL_PREFIX=/usr -DROCECONF_TESTS=OFF \
+  -DROCECONF_BENCH=OFF -DPython3_EXECUTABLE=/usr/bin/python3 \
+  -DROCECONF_PYTHON_INSTALL_DIR=lib/python3/dist-packages "$@" >/dev/null
+cmake --build "$dir"
+rm -f "$dir"/packages/*.deb
+(cd "$dir" && cpack -G DEB >/dev/null)
+ls -l "$dir"/packages/*.deb
