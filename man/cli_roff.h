@@ -59,7 +59,9 @@ inline void write_commands(std::string& out, const CLI::App& app, const std::str
 // The page of `app`: section `section` ("1", "8"), `see_also` already in roff.
 inline std::string page(const CLI::App& app, std::string_view section, std::string_view version,
                         std::string_view see_also) {
+  // CLI11 names an unnamed App after argv[0], which may be a path.
   std::string name = app.get_name();
+  if (const auto slash = name.rfind('/'); slash != std::string::npos) name.erase(0, slash + 1);
   std::string upper;
   for (char c : name) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
   std::string out = ".TH " + upper + " " + std::string(section) + " \"\" \"" + name + " " +

@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${ROCECONF_PACKAGE_BUILD_DIR:-build-pkg}
-cmake -S . -B "$dir" -G Ninja -DCMAKE_INSTALL_PREFIX=/usr -DROCECONF_TESTS=OFF \
+# The compiler cache, when there is one, makes this a relink after scripts/build.sh or CI's build.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$dir" -G Ninja "${launcher[@]}" -DCMAKE_INSTALL_PREFIX=/usr -DROCECONF_TESTS=OFF \
   -DROCECONF_BENCH=OFF -DPython3_EXECUTABLE=/usr/bin/python3 \
   -DROCECONF_PYTHON_INSTALL_DIR=lib/python3/dist-packages "$@" >/dev/null
 cmake --build "$dir"
