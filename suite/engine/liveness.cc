@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "control/messages.h"
+#include "dissector/names.h"
+#include "dissector/packet.h"
 #include "suite/engine/case_context.h"
 #include "suite/engine/script.h"
 
@@ -42,10 +44,20 @@ bool quiet_by_right(const std::string& state) {
 
 }  // namespace
 
+void learn_expected_psn(Connection& c, const Packet& p) {
+  if (!p.bth || !p.aeth || p.bth->dqpn != c.local_qpn) return;
+  const AethType type = aeth_type(p.aeth->syndrome);
+  if (type == AethType::kAck)
+    c.flow_psn = (p.bth->psn + 1) & 0xFFFFFF;
+  else if (type == AethType::kNak || type == AethType::kRnrNak)
+    c.flow_psn = p.bth->psn;
+}
+
 Liveness probe_connection(CaseContext& ctx, Connection& c) {
   const std::string conn = c.name;
   // Whatever is queued for c is an answer to what came before the probe, not to it.
-  (void)ctx.collect(&c, ctx.timing().silence_window(1));
+  for (const auto& r : ctx.collect(&c, ctx.timing().silence_window(1)))
+    learn_expected_psn(c, r.packet);
   // The responder: any answer at all to a SEND (an ACK, a PSN sequence NAK, an RNR NAK when it
   // has no receive) says it still reads its wire. The SEND goes at the tester's next PSN, then,
   // if that gets nothing, at each PSN before it: after one NAK a responder stays silent until

@@ -11,6 +11,13 @@ namespace roceconf::engine {
 
 class CaseContext;
 struct Connection;
+}  // namespace roceconf::engine
+
+namespace roceconf {
+struct Packet;
+}
+
+namespace roceconf::engine {
 
 struct Liveness {
   bool ok = true;
@@ -22,6 +29,10 @@ struct Liveness {
 // and the target's requester must still send: a WR posted on c's QP must put a packet for c on
 // the wire (its request, or a retry of an earlier one) unless the QP is in Error.
 Liveness probe_connection(CaseContext& ctx, Connection& c);
+
+// What an answer for c says of the PSN c's responder expects next (Connection::flow_psn): a PSN
+// sequence NAK names it, an ACK of PSN P makes it P + 1. Other packets change nothing.
+void learn_expected_psn(Connection& c, const roceconf::Packet& p);
 
 // The target's CM: a ClassPortInfo Get on QP1 gets its GetResp, asked up to three times.
 Liveness probe_cm(CaseContext& ctx);

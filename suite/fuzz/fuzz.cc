@@ -201,6 +201,7 @@ Outcome run_episode(engine::Target& target, Phase phase, const std::vector<Input
         continue;
       }
       ctx.set_step(line);
+      const std::uint32_t expected = v.flow_psn;  // a duplicate is ACKed without being done
       std::vector<std::vector<std::uint8_t>> frames;
       try {
         const auto& send = std::get<engine::step::Send>(st->action);
@@ -221,9 +222,11 @@ Outcome run_episode(engine::Target& target, Phase phase, const std::vector<Input
         const Packet p = decode(frames.back());
         outside = !bad_icrc && outside_region(v, p);
         if (p.bth) psn = p.bth->psn;
+        outside = outside && psn == expected;
       }
       try {
         for (const auto& r : ctx.collect(nullptr, options.timing.silence_window(2))) {
+          engine::learn_expected_psn(v, r.packet);
           if (!is_answer(r.packet)) continue;
           if (bad_icrc)
             found("wrong-answer", "bad-icrc",
