@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 namespace roceconf::cli {
 
@@ -36,6 +37,18 @@ std::expected<double, std::string> parse_duration_s(std::string_view text) {
     return std::unexpected(fmt::format("'{}': a duration must be above zero", text));
   if (seconds > 30.0 * 86400) return std::unexpected(fmt::format("'{}': at most 30 days", text));
   return seconds;
+}
+
+void add_duration_option(CLI::App& cmd, std::optional<double>& seconds) {
+  cmd.add_option_function<std::string>(
+         "--duration",
+         [&seconds](const std::string& text) {
+           auto s = parse_duration_s(text);
+           if (!s) throw CLI::ValidationError("--duration", s.error());
+           seconds = *s;
+         },
+         "stop after this long: seconds, or 90s, 10m, 24h")
+      ->type_name("DURATION");
 }
 
 }  // namespace roceconf::cli

@@ -197,15 +197,7 @@ void add_fuzz_command(CLI::App& app, std::function<int()>& run) {
       "after each episode, and each class of finding shrunk to a case script");
   add_target_options(*cmd, args->target);
   cmd->add_option("--seed", args->target.seed, "the mutations' seed (default 1)");
-  cmd->add_option_function<std::string>(
-         "--duration",
-         [args](const std::string& text) {
-           auto s = parse_duration_s(text);
-           if (!s) throw CLI::ValidationError("--duration", s.error());
-           args->duration_s = *s;
-         },
-         "stop after this long: seconds, or 90s, 10m, 24h")
-      ->type_name("DURATION");
+  add_duration_option(*cmd, args->duration_s);
   cmd->add_option("--inputs", args->inputs, "stop after this many mutated frames");
   cmd->add_option("--episode-inputs", args->episode_inputs,
                   "mutated frames per episode at most, before the liveness probe (default 3)")

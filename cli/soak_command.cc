@@ -124,15 +124,7 @@ void add_soak_command(CLI::App& app, std::function<int()>& run) {
       "first divergence is shrunk to a short case script");
   add_target_options(*cmd, args->target);
   cmd->add_option("--seed", args->target.seed, "the traffic's seed (default 1)");
-  cmd->add_option_function<std::string>(
-         "--duration",
-         [args](const std::string& text) {
-           auto s = parse_duration_s(text);
-           if (!s) throw CLI::ValidationError("--duration", s.error());
-           args->duration_s = *s;
-         },
-         "stop after this long: seconds, or 90s, 10m, 24h")
-      ->type_name("DURATION");
+  add_duration_option(*cmd, args->duration_s);
   cmd->add_option("--ops", args->ops, "stop after this many operations");
   cmd->add_option("--connections", args->connections, "connections at once (default 8)");
   cmd->add_option("--episode-batches", args->episode_batches,
