@@ -7,9 +7,12 @@ dir=${ROCECONF_PACKAGE_BUILD_DIR:-build-pkg}
 # The compiler cache, when there is one, makes this a relink after scripts/build.sh or CI's build.
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$dir" -G Ninja "${launcher[@]}" -DCMAKE_INSTALL_PREFIX=/usr -DROCECONF_TESTS=OFF \
-  -DROCECONF_BENCH=OFF -DPython3_EXECUTABLE=/usr/bin/python3 \
-  -DROCECONF_PYTHON_INSTALL_DIR=lib/python3/dist-packages "$@" >/dev/null
+opts=(-DCMAKE_INSTALL_PREFIX=/usr -DPython3_EXECUTABLE=/usr/bin/python3
+  -DROCECONF_PYTHON_INSTALL_DIR=lib/python3/dist-packages)
+# A tree of its own needs no tests or benchmarks; an existing tree (CI packages its release tree,
+# build/, rather than compiling everything a second time) keeps what it has.
+[[ -f $dir/CMakeCache.txt ]] || opts+=(-DROCECONF_TESTS=OFF -DROCECONF_BENCH=OFF)
+cmake -S . -B "$dir" -G Ninja "${launcher[@]}" "${opts[@]}" "$@" >/dev/null
 cmake --build "$dir"
 rm -f "$dir"/packages/*.deb
 (cd "$dir" && cpack -G DEB >/dev/null)
